@@ -183,9 +183,7 @@ def parse_migration(file_name: str, text: str) -> MigrationTemplate:
     if not header.startswith("-- ") or header.strip() in (BEGIN_LISTEN_NOTIFY, ONLINE_MARKER):
         raise MigrationCorpusError(f"{file_name}: must start with a comment saying what and why")
     if online:
-        statements = [
-            line for line in lines if line.strip() and not line.lstrip().startswith("--")
-        ]
+        statements = [line for line in lines if line.strip() and not line.lstrip().startswith("--")]
         body = "".join(statements).strip().rstrip(";")
         # CREATE/DROP INDEX CONCURRENTLY refuses to run in a multi-statement query string.
         if ";" in body or "CONCURRENTLY" not in body.upper():
