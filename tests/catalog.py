@@ -41,8 +41,10 @@ items AS (
            format_type(a.atttypid, a.atttypmod)
                || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END
                || coalesce(' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid), '')
-               || CASE WHEN a.attidentity <> '' THEN ' IDENTITY ' || a.attidentity::text ELSE '' END
-               || CASE WHEN a.attgenerated <> '' THEN ' GENERATED ' || a.attgenerated::text ELSE '' END
+               || CASE WHEN a.attidentity <> ''
+                       THEN ' IDENTITY ' || a.attidentity::text ELSE '' END
+               || CASE WHEN a.attgenerated <> ''
+                       THEN ' GENERATED ' || a.attgenerated::text ELSE '' END
                || CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation
                        THEN ' COLLATE ' || a.attcollation::regcollation::text ELSE '' END
     FROM rels r

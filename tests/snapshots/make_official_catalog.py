@@ -30,10 +30,9 @@ sys.path.insert(0, str(HERE.parent))  # tests/, for catalog.py and pg_support.py
 
 import psycopg  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
-from psycopg.conninfo import conninfo_to_dict  # noqa: E402
-
 from catalog import dump_catalog  # noqa: E402
 from pg_support import fresh_database  # noqa: E402
+from psycopg.conninfo import conninfo_to_dict  # noqa: E402
 
 ODD_SCHEMA = 'My Schema"x'
 
