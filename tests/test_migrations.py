@@ -222,7 +222,10 @@ async def test_a_schema_name_that_needs_quoting(empty_database_url: str) -> None
     assert_same_catalog(OFFICIAL, catalog_of(empty_database_url, ODD_SCHEMA))
 
 
-async def test_two_concurrent_migrations_both_succeed(empty_database_url: str) -> None:
+async def test_two_concurrent_migrations_both_succeed(
+    empty_database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="dbos_trio.migrate")
     results: list[int] = []
 
     async def one_migrator() -> None:
@@ -233,6 +236,9 @@ async def test_two_concurrent_migrations_both_succeed(empty_database_url: str) -
         nursery.start_soon(one_migrator)
         nursery.start_soon(one_migrator)
     assert results == [LATEST_VERSION, LATEST_VERSION]
+    # The lock serialized them: one applied each migration, the other found the work done.
+    applied = [r.getMessage() for r in caplog.records if "applying" in r.getMessage()]
+    assert len(applied) == len(build_migrations()) == len(set(applied))
     assert recorded_versions(empty_database_url, "dbos") == [LATEST_VERSION]
     assert_same_catalog(OFFICIAL, catalog_of(empty_database_url, "dbos"))
 

@@ -205,6 +205,8 @@ async def _acquire_lock(conn: Conn, limit_seconds: float) -> bool:
         rows = await _rows(conn, "SELECT pg_catalog.pg_try_advisory_lock(%s)", (MIGRATION_LOCK_ID,))
         if rows[0][0]:
             return True
+        if pause == _FIRST_POLL_SECONDS:
+            logger.info("waiting for a concurrent migrator to release the migration lock")
         remaining = deadline - monotonic()
         if remaining <= 0:
             logger.warning(
