@@ -324,6 +324,44 @@ async def test_a_failed_migration_records_nothing_and_releases_the_lock(
     assert_same_catalog(OFFICIAL, catalog_of(empty_database_url, "dbos"))
 
 
+async def test_cancelling_a_migration_midway_leaves_a_resumable_database(
+    empty_database_url: str,
+) -> None:
+    class CancelAt(logging.Handler):
+        """Cancel the migration as soon as it announces the online migration 23."""
+
+        def __init__(self, scope: trio.CancelScope) -> None:
+            super().__init__()
+            self.scope = scope
+
+        def emit(self, record: logging.LogRecord) -> None:
+            if "migration 23 " in record.getMessage():
+                self.scope.cancel()
+
+    logger = logging.getLogger("dbos_trio.migrate")
+    async with connected(empty_database_url) as conn:
+        with trio.CancelScope() as scope:
+            handler = CancelAt(scope)
+            logger.addHandler(handler)
+            old_level = logger.level
+            logger.setLevel(logging.INFO)
+            try:
+                await runner.migrate(conn)
+            finally:
+                logger.removeHandler(handler)
+                logger.setLevel(old_level)
+        assert scope.cancelled_caught
+        # Cleanup ran despite the cancellation: connection usable and as it was given.
+        assert not conn.autocommit
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    assert recorded_versions(empty_database_url, "dbos") == [22]
+    rows = sync_query(empty_database_url, "SELECT pg_try_advisory_lock(%s)", (1234567890,))
+    assert rows == [(True,)]
+    async with connected(empty_database_url) as conn:
+        assert await runner.migrate(conn) == LATEST_VERSION
+    assert_same_catalog(OFFICIAL, catalog_of(empty_database_url, "dbos"))
+
+
 async def test_verify_only_refuses_an_unmigrated_database_and_creates_nothing(
     empty_database_url: str,
 ) -> None:

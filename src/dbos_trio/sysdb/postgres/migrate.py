@@ -168,9 +168,11 @@ async def migrate(
             "(online migrations run in autocommit)"
         )
     was_autocommit = conn.autocommit
-    await conn.set_autocommit(True)
-    locked = False
+    # None while unknown: if acquiring is interrupted after the server granted the lock,
+    # releasing it anyway is harmless (unlocking a lock not held only raises a notice).
+    locked: bool | None = None
     try:
+        await conn.set_autocommit(True)
         locked = await _acquire_lock(conn, lock_timeout)
         # A concurrent migrator may have finished while we waited.
         state = await read_state(conn, schema)
@@ -321,11 +323,11 @@ async def _rows(conn: Conn, query: str, params: tuple[Any, ...]) -> list[tuple[A
         return await cur.fetchall()
 
 
-async def _cleanup(conn: Conn, locked: bool, was_autocommit: bool) -> None:
+async def _cleanup(conn: Conn, locked: bool | None, was_autocommit: bool) -> None:
     if conn.closed:
         return  # the session, and with it the advisory lock, is gone
     try:
-        if locked:
+        if locked is not False:
             await conn.execute(
                 "SELECT pg_catalog.pg_advisory_unlock(%s)", (MIGRATION_LOCK_ID,), prepare=False
             )
