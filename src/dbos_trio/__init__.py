@@ -1,0 +1,67 @@
+"""dbos_trio: DBOS durable workflows as a Trio structured-concurrency runtime.
+
+Everything public is importable from here: ``from dbos_trio import DBOS, Config``.
+"""
+
+from ._config import Config
+from ._context import SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
+from ._dbos import DBOS
+from ._errors import (
+    DBOSAwaitedWorkflowCancelledError,
+    DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded,
+    DBOSBaseException,
+    DBOSConfigError,
+    DBOSConflictingWorkflowError,
+    DBOSException,
+    DBOSInitializationError,
+    DBOSMaxStepRetriesExceeded,
+    DBOSNonExistentWorkflowError,
+    DBOSNotLaunchedError,
+    DBOSQueueDeduplicatedError,
+    DBOSStepNondeterminismError,
+    DBOSStepTimeoutError,
+    DBOSUnexpectedStepError,
+    DBOSWorkflowCancelledError,
+    DBOSWorkflowConflictIDError,
+    DBOSWorkflowFunctionNotFoundError,
+    PortableWorkflowError,
+    SystemDatabaseError,
+)
+from ._registry import DBOSConfiguredInstance
+from ._serialization import PickleSerializer, PortableJSONSerializer, Serializer
+from ._status import StepInfo, WorkflowStatus
+from .engine.handle import WorkflowHandle
+
+__all__ = [
+    "DBOS",
+    "Config",
+    "DBOSAwaitedWorkflowCancelledError",
+    "DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded",
+    "DBOSBaseException",
+    "DBOSConfigError",
+    "DBOSConfiguredInstance",
+    "DBOSConflictingWorkflowError",
+    "DBOSException",
+    "DBOSInitializationError",
+    "DBOSMaxStepRetriesExceeded",
+    "DBOSNonExistentWorkflowError",
+    "DBOSNotLaunchedError",
+    "DBOSQueueDeduplicatedError",
+    "DBOSStepNondeterminismError",
+    "DBOSStepTimeoutError",
+    "DBOSUnexpectedStepError",
+    "DBOSWorkflowCancelledError",
+    "DBOSWorkflowConflictIDError",
+    "DBOSWorkflowFunctionNotFoundError",
+    "PickleSerializer",
+    "PortableJSONSerializer",
+    "PortableWorkflowError",
+    "Serializer",
+    "SetEnqueueOptions",
+    "SetWorkflowID",
+    "SetWorkflowTimeout",
+    "StepInfo",
+    "SystemDatabaseError",
+    "WorkflowHandle",
+    "WorkflowStatus",
+]

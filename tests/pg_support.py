@@ -1,0 +1,91 @@
+"""Where the tests' PostgreSQL comes from, and fresh databases on it.
+
+Every database test gets a database of its own, created here with a unique name and
+dropped afterwards, so tests never see each other's rows. The server is named by
+``DBOS_TEST_DATABASE_URL`` (default: the local trust-auth cluster); where that variable
+is unset, nothing answers on the default address and a Docker daemon does, a
+testcontainers PostgreSQL is started instead.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def _answers(url: str) -> bool:
+    try:
+        with psycopg.connect(url, connect_timeout=3):
+            return True
+    except psycopg.OperationalError:
+        return False
+
+
+def _container_url() -> str:
+    # Optional path: only reached without DBOS_TEST_DATABASE_URL and without a local server.
+    from testcontainers.postgres import PostgresContainer
+
+    container = PostgresContainer("postgres:16", driver=None)
+    container.start()
+    url: str = container.get_connection_url()
+    return url
+
+
+_resolved_admin_url: str | None = None
+
+
+def admin_url() -> str:
+    """The URL of a database with the right to CREATE DATABASE."""
+    global _resolved_admin_url
+    if _resolved_admin_url is None:
+        configured = os.environ.get("DBOS_TEST_DATABASE_URL")
+        if configured:
+            _resolved_admin_url = configured
+        elif _answers(DEFAULT_ADMIN_URL):
+            _resolved_admin_url = DEFAULT_ADMIN_URL
+        else:
+            _resolved_admin_url = _container_url()
+    return _resolved_admin_url
+
+
+def url_for_database(name: str) -> str:
+    params = conninfo_to_dict(admin_url())
+    params["dbname"] = name
+    return make_conninfo("", **params)
+
+
+def create_database(prefix: str = "t", template: str | None = None) -> str:
+    name = f"dbos_trio_{prefix}_{uuid.uuid4().hex[:12]}"
+    statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+    if template is not None:
+        statement = sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+            sql.Identifier(name), sql.Identifier(template)
+        )
+    with psycopg.connect(admin_url(), autocommit=True) as conn:
+        conn.execute(statement)
+    return name
+
+
+def drop_database(name: str) -> None:
+    with psycopg.connect(admin_url(), autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
+@contextmanager
+def fresh_database(prefix: str = "t", template: str | None = None) -> Iterator[str]:
+    """Yield the URL of a new database (a copy of ``template`` if given); drop it after."""
+    name = create_database(prefix, template)
+    try:
+        yield url_for_database(name)
+    finally:
+        drop_database(name)
