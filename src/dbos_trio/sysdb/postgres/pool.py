@@ -1,0 +1,124 @@
+"""A small Trio pool of autocommit :class:`TrioConnection` objects.
+
+Invariants, and why:
+
+* At most ``max_size`` connections exist; a checkout beyond that waits (FIFO) instead of
+  failing, because a burst of workflows should queue, not error.
+* A connection goes back to the idle stack only when it is IDLE: one returned inside a
+  transaction is rolled back first, one that is ACTIVE, broken or fails the rollback is
+  closed. Returning runs shielded (Trio cancellation is level-triggered, so an unshielded
+  cleanup in a cancelled scope would never run) under a real-time limit.
+* No ping on checkout (it would double the cost of every short statement). An idle
+  connection is checked without a round trip instead — a terminated backend leaves its
+  socket readable — and a connection that breaks during use is discarded on return.
+* Idle connections are reused LIFO, so a light load keeps reusing the warm connections
+  whose prepared statements are already on the server.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import psycopg
+import trio
+from psycopg import pq
+
+from ..._clock import real_time_limit
+from .driver import CLEANUP_LIMIT_SECONDS, TrioConnection, connect
+
+logger = logging.getLogger("dbos_trio.pool")
+
+_IDLE = pq.TransactionStatus.IDLE
+_IN_TRANSACTION = (pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR)
+
+
+class PoolClosed(psycopg.InterfaceError):
+    """The pool was closed: no more connections are handed out."""
+
+
+class Pool:
+    """Bounded pool of autocommit connections to one database."""
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        max_size: int,
+        connect_timeout: float = 10.0,
+        configure: Callable[[TrioConnection], Awaitable[None]] | None = None,
+    ) -> None:
+        if max_size < 1:
+            raise ValueError(f"max_size must be at least 1, not {max_size}")
+        self._conninfo = conninfo
+        self._connect_timeout = connect_timeout
+        self._configure = configure
+        self._slots = trio.Semaphore(max_size)
+        self._idle: list[TrioConnection] = []
+        self._closed = False
+        self.max_size = max_size
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def open(self) -> None:
+        """Connect one connection now, so a bad URL fails at launch rather than later."""
+        async with self.connection():
+            pass
+
+    async def close(self) -> None:
+        """Close idle connections now; checked-out ones are closed as they come back."""
+        self._closed = True
+        while self._idle:
+            await self._idle.pop().close()
+
+    async def new_connection(self, *, autocommit: bool = True) -> TrioConnection:
+        """A connection outside the pool's bound (e.g. for LISTEN), owned by the caller."""
+        conn = await connect(
+            self._conninfo, autocommit=autocommit, connect_timeout=self._connect_timeout
+        )
+        if self._configure is not None:
+            await self._configure(conn)
+        return conn
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[TrioConnection]:
+        """Check out a connection for the duration of the block."""
+        if self._closed:
+            raise PoolClosed("the connection pool is closed")
+        await self._slots.acquire()
+        try:
+            conn = await self._take()
+        except BaseException:
+            self._slots.release()
+            raise
+        try:
+            yield conn
+        finally:
+            with trio.CancelScope(shield=True):
+                await self._give_back(conn)
+                self._slots.release()
+
+    async def _take(self) -> TrioConnection:
+        while self._idle:
+            conn = self._idle.pop()
+            if conn.is_healthy_when_idle():
+                return conn
+            logger.info("discarding a pooled connection that died while idle")
+            await conn.close()
+        return await self.new_connection()
+
+    async def _give_back(self, conn: TrioConnection) -> None:
+        if not conn.closed and conn.pgconn.transaction_status in _IN_TRANSACTION:
+            with real_time_limit(CLEANUP_LIMIT_SECONDS):
+                try:
+                    await conn.rollback()
+                except psycopg.Error as error:
+                    logger.warning("rollback on return failed (%s): closing connection", error)
+                    await conn.close()
+        if self._closed or conn.closed or conn.pgconn.transaction_status != _IDLE:
+            await conn.close()
+            return
+        self._idle.append(conn)
