@@ -1,0 +1,132 @@
+"""Configuration: validated when constructed, before anything connects.
+
+A bad value raises :class:`DBOSConfigError` naming the field, at ``Config(...)``, so a
+typo never costs a connection attempt or leaves half a launch behind. The URL's password
+never appears in ``repr`` or logs (:func:`redact_url`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from ._errors import DBOSConfigError
+from ._serialization import PickleSerializer, Serializer
+
+APP_NAME_PATTERN = re.compile(r"^[a-z0-9_-]{3,256}$")
+SYSTEM_DATABASE_URL_ENV = "DBOS_SYSTEM_DATABASE_URL"
+DATABASE_URL_ENV = "DBOS_DATABASE_URL"
+APP_VERSION_ENV = "DBOS__APPVERSION"
+EXECUTOR_ID_ENV = "DBOS__VMID"
+APP_ID_ENV = "DBOS__APPID"
+DEFAULT_EXECUTOR_ID = "local"
+
+_PASSWORD_IN_URL = re.compile(r"(?P<head>^[a-z][a-z0-9+.-]*://[^:/@]*:)(?P<password>[^@]*)(?=@)")
+_PASSWORD_IN_PARAMS = re.compile(r"(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
+
+
+def redact_url(url: str | None) -> str:
+    """``url`` with any password replaced by ``***``."""
+    if url is None:
+        return "None"
+    url = _PASSWORD_IN_URL.sub(lambda m: f"{m['head']}***", url)
+    url = re.sub(r"([?&]password=)[^&]*", r"\1***", url, flags=re.IGNORECASE)
+    return _PASSWORD_IN_PARAMS.sub(r"\1***", url)
+
+
+def _fail(field: str, problem: str) -> DBOSConfigError:
+    return DBOSConfigError(f"Config.{field}: {problem}")
+
+
+def _check_app_name(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not APP_NAME_PATTERN.match(value):
+        raise _fail(
+            attribute.name,
+            f"{value!r} must be 3 to 256 characters of lowercase letters, digits, '_' or '-'",
+        )
+
+
+def _check_optional_text(_: Any, attribute: attrs.Attribute[str | None], value: str | None) -> None:
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise _fail(attribute.name, f"{value!r} must be a non-empty string or None")
+
+
+def _check_database_url(_: Any, attribute: attrs.Attribute[str | None], value: str | None) -> None:
+    _check_optional_text(_, attribute, value)
+    if value is not None and not value.startswith(("postgresql://", "postgres://", "sqlite:")):
+        raise _fail(
+            attribute.name,
+            f"{redact_url(value)!r} must be a postgresql:// or sqlite:/// URL",
+        )
+
+
+def _check_schema(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not value or len(value) > 63 or "\x00" in value:
+        raise _fail(attribute.name, f"{value!r} must be a PostgreSQL identifier (1-63 chars)")
+
+
+def _check_positive_int(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _fail(attribute.name, f"{value!r} must be a positive integer")
+
+
+def _check_positive_seconds(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise _fail(attribute.name, f"{value!r} must be a positive number of seconds")
+
+
+def _check_bool(_: Any, attribute: attrs.Attribute[bool], value: bool) -> None:
+    if not isinstance(value, bool):
+        raise _fail(attribute.name, f"{value!r} must be True or False")
+
+
+def _to_queue_names(value: Sequence[str] | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        raise _fail("listen_queues", f"{value!r} must be a sequence of queue names, not a string")
+    names = tuple(value)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise _fail("listen_queues", f"{name!r} is not a queue name")
+    return names
+
+
+def _check_serializer(_: Any, attribute: attrs.Attribute[Serializer], value: Serializer) -> None:
+    if not all(hasattr(value, m) for m in ("serialize", "deserialize", "name")):
+        raise _fail(attribute.name, f"{value!r} must implement serialize, deserialize and name")
+
+
+@attrs.frozen(kw_only=True)
+class Config:
+    """How a :class:`~dbos_trio.DBOS` instance connects and identifies itself."""
+
+    app_name: str = attrs.field(validator=_check_app_name)
+    database_url: str | None = attrs.field(
+        default=None, validator=_check_database_url, repr=redact_url
+    )
+    schema: str = attrs.field(default="dbos", validator=_check_schema)
+    app_version: str | None = attrs.field(default=None, validator=_check_optional_text)
+    executor_id: str | None = attrs.field(default=None, validator=_check_optional_text)
+    max_connections: int = attrs.field(default=10, validator=_check_positive_int)
+    use_listen_notify: bool = attrs.field(default=True, validator=_check_bool)
+    run_migrations: bool = attrs.field(default=True, validator=_check_bool)
+    listen_queues: tuple[str, ...] | None = attrs.field(default=None, converter=_to_queue_names)
+    serializer: Serializer = attrs.field(factory=PickleSerializer, validator=_check_serializer)
+    outcome_poll_interval: float = attrs.field(default=1.0, validator=_check_positive_seconds)
+    connect_timeout: float = attrs.field(default=10.0, validator=_check_positive_seconds)
+    notification_coalesce: float = attrs.field(default=0.01, validator=_check_positive_seconds)
+
+    def resolved_database_url(self) -> str:
+        """The URL launch connects to: config, then environment, then the embedded file."""
+        if self.database_url is not None:
+            return self.database_url
+        for variable in (SYSTEM_DATABASE_URL_ENV, DATABASE_URL_ENV):
+            value = os.environ.get(variable)
+            if value:
+                return value
+        return f"sqlite:///{self.app_name}.sqlite"

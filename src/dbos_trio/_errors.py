@@ -1,0 +1,241 @@
+"""Errors, with the codes and messages of the official ``dbos`` 3.4 package.
+
+Two families, and why they differ:
+
+* :class:`DBOSException` (an ``Exception``) for conditions user code may handle: a bad
+  argument, a conflicting workflow id, an awaited workflow that was cancelled. Every one
+  pickles and unpickles to an equal error (``__reduce__``), because errors are stored as
+  workflow and step outcomes and re-raised on replay.
+* :class:`DBOSBaseException` (a ``BaseException``, like ``trio.Cancelled``) for control
+  flow user code must not swallow: the running workflow was cancelled, or this execution
+  lost ownership of it. The engine never records these as an outcome: the row stays as
+  its new owner or the canceller left it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def _format(message: str, code: int | None) -> str:
+    return f"DBOS Error {code}: {message}" if code is not None else f"DBOS Error: {message}"
+
+
+class DBOSException(Exception):
+    """Base class of dbos_trio errors; ``dbos_error_code`` is the cross-SDK code."""
+
+    def __init__(self, message: str, dbos_error_code: int | None = None) -> None:
+        self.message = message
+        self.dbos_error_code = dbos_error_code
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return _format(self.message, self.dbos_error_code)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.__dict__.copy()))
+
+
+def _rebuild(cls: type[BaseException], state: dict[str, Any]) -> BaseException:
+    error = cls.__new__(cls)
+    error.__dict__.update(state)
+    error.args = (state.get("message", ""),)
+    return error
+
+
+class DBOSBaseException(BaseException):
+    """Control flow that must propagate through user code, like ``trio.Cancelled``."""
+
+    def __init__(self, message: str, dbos_error_code: int | None = None) -> None:
+        self.message = message
+        self.dbos_error_code = dbos_error_code
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        return _format(self.message, self.dbos_error_code)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.__dict__.copy()))
+
+
+class DBOSInitializationError(DBOSException):
+    def __init__(self, message: str) -> None:
+        self.detail = message
+        super().__init__(f"Error initializing DBOS Transact: {message}", 3)
+
+
+class DBOSConfigError(DBOSInitializationError):
+    """A configuration value is invalid; the message names the field."""
+
+
+class DBOSNotLaunchedError(DBOSException):
+    """An operation that needs a launched executor ran before launch or after shutdown."""
+
+    def __init__(self, operation: str) -> None:
+        self.operation = operation
+        super().__init__(
+            f"{operation} needs a launched DBOS: call it inside `async with dbos.launched():`"
+        )
+
+
+class DBOSRecoveryError(DBOSException):
+    def __init__(self, workflow_id: str, message: str | None = None) -> None:
+        self.workflow_id = workflow_id
+        self.detail = message
+        super().__init__(f"Recovery error for workflow ID {workflow_id}: {message}", 2)
+
+
+class DBOSWorkflowFunctionNotFoundError(DBOSException):
+    def __init__(self, workflow_id: str, message: str | None = None) -> None:
+        self.workflow_id = workflow_id
+        self.detail = message
+        super().__init__(f"Could not execute workflow {workflow_id}: {message}", 4)
+
+
+class DBOSNonExistentWorkflowError(DBOSException):
+    def __init__(self, destination: str, destination_id: str) -> None:
+        self.destination = destination
+        self.destination_id = destination_id
+        super().__init__(f"Non-existent {destination} workflow ID: {destination_id}", 5)
+
+
+class MaxRecoveryAttemptsExceededError(DBOSException):
+    def __init__(self, workflow_id: str, max_attempts: int | None) -> None:
+        self.workflow_id = workflow_id
+        self.max_attempts = max_attempts
+        limit = f" of {max_attempts}" if max_attempts is not None else " number of"
+        super().__init__(
+            f"Workflow {workflow_id} has exceeded its maximum{limit} execution or recovery "
+            "attempts. Further attempts to execute or recover it will fail.",
+            6,
+        )
+
+
+class DBOSMaxStepRetriesExceeded(DBOSException):
+    def __init__(self, step_name: str, max_retries: int, errors: Sequence[BaseException]) -> None:
+        self.step_name = step_name
+        self.max_retries = max_retries
+        self.errors = list(errors)
+        super().__init__(f"Step {step_name} has exceeded its maximum of {max_retries} retries", 7)
+
+
+class DBOSConflictingWorkflowError(DBOSException):
+    def __init__(self, workflow_id: str, message: str | None = None) -> None:
+        self.workflow_id = workflow_id
+        self.detail = message
+        super().__init__(
+            f"Conflicting workflow invocation with the same ID ({workflow_id}): {message}", 9
+        )
+
+
+class DBOSUnexpectedStepError(DBOSException):
+    def __init__(
+        self, workflow_id: str, step_id: int, expected_name: str, recorded_name: str
+    ) -> None:
+        self.workflow_id = workflow_id
+        self.step_id = step_id
+        self.expected_name = expected_name
+        self.recorded_name = recorded_name
+        super().__init__(
+            f"During execution of workflow {workflow_id} step {step_id}, function "
+            f"{recorded_name} was recorded when {expected_name} was expected. Check that "
+            "your workflow is deterministic.",
+            11,
+        )
+
+
+class DBOSQueueDeduplicatedError(DBOSException):
+    def __init__(self, workflow_id: str, queue_name: str, deduplication_id: str) -> None:
+        self.workflow_id = workflow_id
+        self.queue_name = queue_name
+        self.deduplication_id = deduplication_id
+        super().__init__(
+            f"Workflow {workflow_id} was deduplicated due to an existing workflow in queue "
+            f"{queue_name} with deduplication ID {deduplication_id}.",
+            12,
+        )
+
+
+class DBOSAwaitedWorkflowCancelledError(DBOSException):
+    def __init__(self, workflow_id: str) -> None:
+        self.workflow_id = workflow_id
+        super().__init__(f"Awaited workflow {workflow_id} was cancelled", 13)
+
+
+class DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded(DBOSException):
+    def __init__(self, workflow_id: str) -> None:
+        self.workflow_id = workflow_id
+        super().__init__(
+            f"Awaited workflow {workflow_id} exceeded its maximum recovery attempts", 14
+        )
+
+
+class DBOSStreamTimeoutError(DBOSException):
+    def __init__(self, workflow_id: str, key: str, timeout_seconds: float | None) -> None:
+        self.workflow_id = workflow_id
+        self.key = key
+        self.timeout_seconds = timeout_seconds
+        within = f" within {timeout_seconds} seconds" if timeout_seconds is not None else ""
+        super().__init__(f"No value arrived on stream {key} of workflow {workflow_id}{within}", 16)
+
+
+class DBOSStepTimeoutError(DBOSException):
+    def __init__(self, step_name: str, timeout_seconds: float) -> None:
+        self.step_name = step_name
+        self.timeout_seconds = timeout_seconds
+        super().__init__(
+            f"Step {step_name} was cancelled after exceeding its timeout of "
+            f"{timeout_seconds} seconds",
+            18,
+        )
+
+
+class DBOSStepNondeterminismError(DBOSException):
+    def __init__(self, workflow_id: str, step_id: int) -> None:
+        self.workflow_id = workflow_id
+        self.step_id = step_id
+        super().__init__(
+            f"Step {step_id} of workflow {workflow_id} was recorded twice by the same execution "
+            "with different results. Check that your workflow is deterministic.",
+            28,
+        )
+
+
+class DBOSWorkflowCancelledError(DBOSBaseException):
+    """The running workflow was cancelled (by ``cancel_workflow`` or its timeout)."""
+
+    def __init__(self, workflow_id: str) -> None:
+        self.workflow_id = workflow_id
+        super().__init__(f"Workflow {workflow_id} was cancelled", 10)
+
+
+class DBOSWorkflowConflictIDError(DBOSBaseException):
+    """This execution lost ownership of its workflow; another execution now owns it."""
+
+    def __init__(self, workflow_id: str) -> None:
+        self.workflow_id = workflow_id
+        super().__init__(f"Workflow {workflow_id} is no longer owned by this execution", 1)
+
+
+class SystemDatabaseError(DBOSException):
+    """The system database failed (connection lost, server error). Never a workflow outcome."""
+
+
+class PortableWorkflowError(Exception):
+    """An error stored in ``portable_json``: what any SDK can read back of an exception."""
+
+    def __init__(
+        self, message: str, name: str = "Error", code: int | str | None = None, data: Any = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.name = name
+        self.code = code
+        self.data = data
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (PortableWorkflowError, (self.message, self.name, self.code, self.data))
+
+    def __str__(self) -> str:
+        return self.message

@@ -1,0 +1,205 @@
+"""Payload formats, named by the ``serialization`` column every payload row carries.
+
+Invariant: a payload is always written together with the name of its format, and read
+back by that name, never by whatever this process is configured with today. So a workflow
+keeps its format across restarts and code changes, and rows written by any other DBOS SDK
+are readable whenever their format is one we know:
+
+* ``py_pickle`` — base64 of ``pickle.dumps`` (the official Python SDK's default, and ours);
+  workflow inputs are the dict ``{"args": tuple, "kwargs": dict}``.
+* ``portable_json`` — compact JSON every SDK reads: datetimes as RFC 3339 UTC with
+  milliseconds and ``Z``, dates as ISO dates, ``Decimal`` as a fixed-point string, sets and
+  tuples as arrays, string-keyed maps only; inputs as ``{"positionalArgs": [...],
+  "namedArgs": {...}}`` (``namedArgs`` omitted when empty, the minimal form the other SDKs
+  write); errors as ``{"name", "message", "code", "data"}``, read back as
+  :class:`PortableWorkflowError`.
+* a custom :class:`Serializer`'s own name, readable only while that serializer is configured.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import pickle
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any, Protocol, runtime_checkable
+
+from ._errors import PortableWorkflowError
+
+PICKLE = "py_pickle"
+PORTABLE_JSON = "portable_json"
+
+
+@runtime_checkable
+class Serializer(Protocol):
+    """Turns values into strings and back; ``name()`` is stored beside every payload."""
+
+    def serialize(self, value: Any) -> str: ...
+
+    def deserialize(self, text: str) -> Any: ...
+
+    def name(self) -> str: ...
+
+
+class PickleSerializer:
+    """The default: base64 of a pickle, stored as ``py_pickle``."""
+
+    def serialize(self, value: Any) -> str:
+        return base64.b64encode(pickle.dumps(value)).decode("ascii")
+
+    def deserialize(self, text: str) -> Any:
+        return pickle.loads(base64.b64decode(text))
+
+    def name(self) -> str:
+        return PICKLE
+
+
+def _rfc3339_utc(moment: datetime) -> str:
+    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def to_portable(value: Any) -> Any:
+    """``value`` as plain JSON data, or ``TypeError`` naming what cannot be represented."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, datetime):
+        return _rfc3339_utc(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_portable(item) for item in value]
+    if isinstance(value, Mapping):
+        portable: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(
+                    f"portable JSON maps need string keys, not {type(key).__name__} ({key!r})"
+                )
+            portable[key] = to_portable(item)
+        return portable
+    raise TypeError(f"a {type(value).__name__} cannot be stored as portable JSON")
+
+
+class PortableJSONSerializer:
+    """Cross-language JSON, stored as ``portable_json``."""
+
+    def serialize(self, value: Any) -> str:
+        return json.dumps(to_portable(value), separators=(",", ":"), ensure_ascii=False)
+
+    def deserialize(self, text: str) -> Any:
+        return json.loads(text)
+
+    def name(self) -> str:
+        return PORTABLE_JSON
+
+
+_PICKLE = PickleSerializer()
+_PORTABLE = PortableJSONSerializer()
+
+
+class Codec:
+    """Reads and writes payloads by format name, with one configured custom serializer."""
+
+    def __init__(self, configured: Serializer) -> None:
+        self.configured = configured
+        self.default_format = configured.name()
+
+    def _serializer_for(self, fmt: str | None) -> Serializer:
+        if fmt is None or fmt == self.configured.name():
+            return self.configured
+        if fmt == PORTABLE_JSON:
+            return _PORTABLE
+        if fmt == PICKLE:
+            return _PICKLE
+        raise TypeError(f"Serialization {fmt} is not available")
+
+    def format_for(self, portable: bool | None) -> str:
+        """The format a new workflow writes: portable JSON if asked, else the configured one."""
+        return PORTABLE_JSON if portable else self.default_format
+
+    def encode(self, value: Any, fmt: str | None = None) -> str:
+        return self._serializer_for(fmt).serialize(value)
+
+    def decode(self, text: str | None, fmt: str | None) -> Any:
+        if text is None:
+            return None
+        return self._serializer_for(fmt).deserialize(text)
+
+    def encode_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any], fmt: str) -> str:
+        if fmt == PORTABLE_JSON:
+            envelope: dict[str, Any] = {"positionalArgs": list(args)}
+            if kwargs:
+                envelope["namedArgs"] = kwargs
+            return _PORTABLE.serialize(envelope)
+        return self._serializer_for(fmt).serialize({"args": tuple(args), "kwargs": dict(kwargs)})
+
+    def decode_inputs(
+        self, text: str | None, fmt: str | None
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if text is None:
+            return (), {}
+        if fmt == PORTABLE_JSON:
+            envelope = _PORTABLE.deserialize(text)
+            if not isinstance(envelope, dict):
+                raise TypeError("portable workflow inputs must be a JSON object")
+            positional = envelope.get("positionalArgs") or []
+            named = envelope.get("namedArgs") or {}
+            return tuple(positional), dict(named)
+        inputs = self._serializer_for(fmt).deserialize(text)
+        return tuple(inputs["args"]), dict(inputs["kwargs"])
+
+    def encode_error(self, error: BaseException, fmt: str) -> str:
+        if fmt == PORTABLE_JSON:
+            return _PORTABLE.serialize(portable_error_envelope(error))
+        try:
+            return self._serializer_for(fmt).serialize(error)
+        except Exception:
+            # An unpicklable exception must still let the row reach ERROR.
+            return self._serializer_for(fmt).serialize(
+                Exception(f"{type(error).__name__}: {error}")
+            )
+
+    def decode_error(self, text: str, fmt: str | None) -> BaseException:
+        if fmt == PORTABLE_JSON:
+            envelope = _PORTABLE.deserialize(text)
+            return PortableWorkflowError(
+                envelope.get("message", ""),
+                envelope.get("name", "Error"),
+                envelope.get("code"),
+                envelope.get("data"),
+            )
+        error = self._serializer_for(fmt).deserialize(text)
+        if not isinstance(error, BaseException):
+            return Exception(str(error))
+        return error
+
+
+def portable_error_envelope(error: BaseException) -> dict[str, Any]:
+    """The cross-language description of ``error``."""
+    if isinstance(error, PortableWorkflowError):
+        return {
+            "name": error.name,
+            "message": error.message,
+            "code": error.code,
+            "data": error.data,
+        }
+    code: Any = None
+    for attribute in ("code", "error_code", "errno", "status", "status_code"):
+        candidate = getattr(error, attribute, None)
+        if isinstance(candidate, int | str) and not isinstance(candidate, bool):
+            code = candidate
+            break
+    envelope: dict[str, Any] = {"name": type(error).__name__, "message": str(error), "code": code}
+    for attribute in ("data", "details", "payload", "extra", "meta", "metadata"):
+        if hasattr(error, attribute) and not callable(getattr(error, attribute)):
+            try:
+                envelope["data"] = to_portable(getattr(error, attribute))
+            except TypeError:
+                envelope["data"] = str(getattr(error, attribute))
+            break
+    return envelope
