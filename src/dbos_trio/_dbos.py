@@ -1,0 +1,390 @@
+"""``DBOS``: the registration container and the face of one executor.
+
+Thin by design: it validates, resolves which registered function a call means, and hands
+over to the engine. Nothing connects until :meth:`DBOS.launched`; everything that needs
+the database raises :class:`DBOSNotLaunchedError` (naming the operation) before then.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Literal, ParamSpec, Protocol, TypeVar, cast, overload
+
+import trio
+
+from ._config import Config
+from ._context import current_step, current_workflow
+from ._errors import DBOSException, DBOSNonExistentWorkflowError, DBOSNotLaunchedError
+from ._executor import Executor, open_executor
+from ._registry import RegisteredWorkflow, Registry
+from ._status import StepInfo, WorkflowStatus, step_info, workflow_status
+from .core.retry import RetryPolicy
+from .engine import management
+from .engine import workflow as workflows
+from .engine.handle import WorkflowHandle, handle_for
+from .engine.step import StepOptions, run_step
+from .sysdb.records import WorkflowFilters
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+WORKFLOW_ATTRIBUTE = "__dbos_workflow__"
+
+
+def _collapse(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The single exception inside nested one-element groups, or the group itself."""
+    inner: BaseException = group
+    while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
+        inner = inner.exceptions[0]
+    return inner
+
+
+def resolve_workflow(
+    fn: Callable[..., Any], args: tuple[Any, ...]
+) -> tuple[RegisteredWorkflow, tuple[Any, ...]]:
+    """The registered workflow ``fn`` refers to, and the arguments including any bound self."""
+    target = fn
+    bound: tuple[Any, ...] = ()
+    if inspect.ismethod(fn):
+        target = fn.__func__
+        bound = (fn.__self__,)
+    registered = getattr(target, WORKFLOW_ATTRIBUTE, None)
+    if not isinstance(registered, RegisteredWorkflow):
+        name = getattr(fn, "__qualname__", repr(fn))
+        raise DBOSException(
+            f"{name} is not a registered workflow: decorate it with @dbos.workflow()"
+        )
+    return registered, bound + tuple(args)
+
+
+class StepDecorator(Protocol):
+    """What ``dbos.step(...)`` returns: ``async def`` steps stay awaitable, ``def`` steps
+    become awaitable (they run in a worker thread)."""
+
+    @overload
+    def __call__(self, func: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]: ...
+
+    @overload
+    def __call__(self, func: Callable[P, R]) -> Callable[P, Coroutine[Any, Any, R]]: ...
+
+
+class DBOS:
+    """Registers workflows and steps, and runs them once launched."""
+
+    def __init__(self, config: Config) -> None:
+        if not isinstance(config, Config):
+            raise TypeError(f"DBOS needs a dbos_trio.Config, not {type(config).__name__}")
+        self._config = config
+        self._registry = Registry()
+        self._executor: Executor | None = None
+
+    def __repr__(self) -> str:
+        state = "launched" if self._executor is not None else "not launched"
+        return f"DBOS({self._config!r}, {state})"
+
+    # --- registration ----------------------------------------------------------------
+
+    def workflow(
+        self,
+        *,
+        name: str | None = None,
+        max_recovery_attempts: int | None = 100,
+        serialization: Literal["portable", "native"] | None = None,
+    ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Coroutine[Any, Any, R]]]:
+        """Register an ``async def`` as a durable workflow."""
+        if serialization not in (None, "portable", "native"):
+            raise DBOSException(
+                f"serialization must be 'portable', 'native' or None, not {serialization!r}"
+            )
+        if max_recovery_attempts is not None and (
+            isinstance(max_recovery_attempts, bool)
+            or not isinstance(max_recovery_attempts, int)
+            or max_recovery_attempts < 1
+        ):
+            raise DBOSException(
+                "max_recovery_attempts must be a positive integer or None, "
+                f"not {max_recovery_attempts!r}"
+            )
+        dbos_ref = weakref.ref(self)
+
+        def decorate(func: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+            if not inspect.iscoroutinefunction(func):
+                raise TypeError(
+                    f"workflow {getattr(func, '__qualname__', func)!r} must be an async def"
+                )
+            registered = RegisteredWorkflow(
+                name=name or func.__qualname__,
+                func=func,
+                max_recovery_attempts=max_recovery_attempts,
+                portable=serialization == "portable",
+            )
+            self._registry.add_workflow(registered)
+
+            @functools.wraps(func)
+            async def run_workflow(*args: P.args, **kwargs: P.kwargs) -> R:
+                executor = _instance(dbos_ref)._require_executor(
+                    f"calling workflow {registered.name}"
+                )
+                result: R = await workflows.call(executor, registered, tuple(args), dict(kwargs))
+                return result
+
+            setattr(run_workflow, WORKFLOW_ATTRIBUTE, registered)
+            return run_workflow
+
+        return decorate
+
+    def step(
+        self,
+        *,
+        name: str | None = None,
+        retries_allowed: bool = False,
+        max_attempts: int = 3,
+        interval_seconds: float = 1.0,
+        backoff_rate: float = 2.0,
+        should_retry: Callable[[BaseException], bool] | None = None,
+        timeout_seconds: float | None = None,
+    ) -> StepDecorator:
+        """Make a function a checkpointed step (``async def`` in-task, ``def`` in a thread)."""
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+            raise DBOSException(f"max_attempts must be a positive integer, not {max_attempts!r}")
+        if not interval_seconds >= 0 or not backoff_rate > 0:
+            raise DBOSException("interval_seconds must be >= 0 and backoff_rate > 0")
+        if timeout_seconds is not None and not (0 < timeout_seconds < float("inf")):
+            raise DBOSException(f"timeout_seconds must be finite and > 0, not {timeout_seconds!r}")
+        policy = RetryPolicy(retries_allowed, max_attempts, interval_seconds, backoff_rate)
+        self._registry.check_registration_allowed("a step")
+
+        def decorate(func: Callable[P, Any]) -> Callable[P, Coroutine[Any, Any, Any]]:
+            is_async = inspect.iscoroutinefunction(func)
+            if timeout_seconds is not None and not is_async:
+                raise DBOSException(
+                    f"step {func.__qualname__}: timeout_seconds needs an async def step"
+                )
+            options = StepOptions(
+                name=name or func.__qualname__,
+                retry=policy,
+                should_retry=should_retry,
+                timeout_seconds=timeout_seconds,
+            )
+
+            @functools.wraps(func)
+            async def run_as_step(*args: P.args, **kwargs: P.kwargs) -> Any:
+                return await run_step(options, func, is_async, args, kwargs)
+
+            return run_as_step
+
+        return cast(StepDecorator, decorate)
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def launched(self) -> AsyncIterator[DBOS]:
+        """Launch for the duration of the block; on exit cancel, await, then close.
+
+        An exception raised in the block propagates as itself (a group holding a single
+        exception is unwrapped here); workflows interrupted by the exit stay PENDING and
+        are recovered by the next launch.
+        """
+        if self._executor is not None:
+            raise DBOSException("this DBOS instance is already launched")
+        try:
+            async with open_executor(
+                self._config, self._registry, self._start_background
+            ) as executor:
+                self._executor = executor
+                try:
+                    yield self
+                finally:
+                    self._executor = None
+        except BaseExceptionGroup as group:
+            single = _collapse(group)
+            if single is group:
+                raise
+            raise single from None
+
+    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Run launched until cancelled: ``await nursery.start(dbos.serve)``."""
+        async with self.launched():
+            task_status.started()
+            await trio.sleep_forever()
+
+    async def _start_background(self, executor: Executor) -> None:
+        """Start the executor's background tasks (hook for later components)."""
+
+    def _require_executor(self, operation: str) -> Executor:
+        if self._executor is None:
+            raise DBOSNotLaunchedError(operation)
+        return self._executor
+
+    @property
+    def is_launched(self) -> bool:
+        return self._executor is not None
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    @property
+    def app_name(self) -> str:
+        return self._config.app_name
+
+    @property
+    def executor_id(self) -> str:
+        return self._require_executor("executor_id").executor_id
+
+    @property
+    def app_version(self) -> str:
+        return self._require_executor("app_version").app_version
+
+    # --- context ---------------------------------------------------------------------
+
+    @property
+    def workflow_id(self) -> str | None:
+        """The running workflow's id (inside a step: the enclosing workflow's); else None."""
+        ctx = current_workflow.get()
+        return None if ctx is None else ctx.workflow_id
+
+    @property
+    def step_id(self) -> int | None:
+        """The running step's id, inside a step; else None."""
+        step = current_step.get()
+        return None if step is None else step.step_id
+
+    # --- starting and handles --------------------------------------------------------
+
+    async def start_workflow(
+        self, fn: Callable[P, Awaitable[R]], *args: P.args, **kwargs: P.kwargs
+    ) -> WorkflowHandle[R]:
+        """Start ``fn`` in the executor's nursery; return once its row exists."""
+        executor = self._require_executor("start_workflow")
+        registered, call_args = resolve_workflow(fn, args)
+        parent = workflows._parent_for_start(registered)
+        function_id = parent.reserve_id() if parent is not None else None
+        started = await workflows.start(
+            executor,
+            registered,
+            call_args,
+            dict(kwargs),
+            parent=parent,
+            parent_function_id=function_id,
+        )
+        if started.plan is None:
+            return handle_for(executor, started.workflow_id)
+        execution = executor.begin_local(started.workflow_id)
+        executor.spawn(workflows.run_detached, executor, started.plan, execution)
+        return WorkflowHandle(executor, started.workflow_id, execution)
+
+    async def retrieve_workflow(self, workflow_id: str) -> WorkflowHandle[Any]:
+        executor = self._require_executor("retrieve_workflow")
+        if await executor.sysdb.get_outcome(workflow_id) is None:
+            raise DBOSNonExistentWorkflowError("target", workflow_id)
+        return handle_for(executor, workflow_id)
+
+    # --- introspection and management ------------------------------------------------
+
+    async def get_workflow_status(self, workflow_id: str) -> WorkflowStatus | None:
+        executor = self._require_executor("get_workflow_status")
+        row = await executor.sysdb.get_workflow(workflow_id)
+        return None if row is None else workflow_status(executor.codec, row)
+
+    async def list_workflow_steps(self, workflow_id: str) -> list[StepInfo]:
+        executor = self._require_executor("list_workflow_steps")
+        steps = await executor.sysdb.list_steps(workflow_id)
+        return [step_info(executor.codec, workflow_id, step) for step in steps]
+
+    async def list_workflows(self, **filters: Any) -> list[WorkflowStatus]:
+        executor = self._require_executor("list_workflows")
+        rows = await executor.sysdb.list_workflows(
+            WorkflowFilters(scope_application=executor.app_name, **_normalize_filters(filters))
+        )
+        return [workflow_status(executor.codec, row) for row in rows]
+
+    async def cancel_workflow(self, workflow_id: str, *, cancel_children: bool = False) -> None:
+        executor = self._require_executor("cancel_workflow")
+        await management.cancel_workflows(executor, [workflow_id], cancel_children=cancel_children)
+
+
+def _instance(dbos_ref: weakref.ref[DBOS]) -> DBOS:
+    dbos = dbos_ref()
+    if dbos is None:
+        raise DBOSException("the DBOS instance this function was registered with no longer exists")
+    return dbos
+
+
+_PLURAL_FILTERS = {
+    "workflow_ids": "workflow_ids",
+    "status": "statuses",
+    "name": "names",
+    "app_version": "app_versions",
+    "queue_name": "queue_names",
+    "executor_id": "executor_ids",
+    "forked_from": "forked_from",
+    "parent_workflow_id": "parent_workflow_ids",
+    "user": "users",
+    "application_name": "application_names",
+}
+
+
+def _normalize_filters(filters: dict[str, Any]) -> dict[str, Any]:
+    """``list_workflows`` keyword filters (as in dbos 3.4) as :class:`WorkflowFilters` fields."""
+    normalized: dict[str, Any] = {}
+    for key, value in filters.items():
+        if value is None:
+            continue
+        if key in _PLURAL_FILTERS:
+            values: Sequence[str] = [value] if isinstance(value, str) else list(value)
+            normalized[_PLURAL_FILTERS[key]] = tuple(values)
+        elif key in (
+            "start_time",
+            "end_time",
+            "completed_after",
+            "completed_before",
+            "dequeued_after",
+            "dequeued_before",
+        ):
+            normalized[_TIME_FILTERS[key]] = _epoch_ms(value)
+        elif key in _DIRECT_FILTERS:
+            normalized[key] = value
+        else:
+            raise DBOSException(f"unknown list_workflows filter {key!r}")
+    return normalized
+
+
+_DIRECT_FILTERS = frozenset(
+    {
+        "workflow_id_prefix",
+        "limit",
+        "offset",
+        "sort_desc",
+        "load_input",
+        "load_output",
+        "queues_only",
+        "was_forked_from",
+        "has_parent",
+    }
+)
+
+_TIME_FILTERS = {
+    "start_time": "created_after_ms",
+    "end_time": "created_before_ms",
+    "completed_after": "completed_after_ms",
+    "completed_before": "completed_before_ms",
+    "dequeued_after": "dequeued_after_ms",
+    "dequeued_before": "dequeued_before_ms",
+}
+
+
+def _epoch_ms(value: Any) -> int:
+    from datetime import datetime
+
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, datetime):
+        return int(value.timestamp() * 1000)
+    if isinstance(value, str):
+        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+    raise DBOSException(f"cannot read {value!r} as a time")

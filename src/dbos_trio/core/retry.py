@@ -1,0 +1,32 @@
+"""Step retry arithmetic: how many attempts, and how long to wait between them.
+
+Pure logic (no Trio, no database) so the schedule is unit-tested on its own: attempt ``i``
+(0-based) that fails is followed by a wait of ``interval * backoff_rate ** i``, capped at an
+hour, and there is no wait after the last attempt.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+MAX_RETRY_INTERVAL_SECONDS = 3600.0
+
+
+@attrs.frozen
+class RetryPolicy:
+    retries_allowed: bool
+    max_attempts: int
+    interval_seconds: float
+    backoff_rate: float
+
+    @property
+    def attempts(self) -> int:
+        return self.max_attempts if self.retries_allowed else 1
+
+    def delay_after(self, attempt: int) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (0-based)."""
+        return min(self.interval_seconds * self.backoff_rate**attempt, MAX_RETRY_INTERVAL_SECONDS)
+
+    def schedule(self) -> list[float]:
+        """Every wait between attempts, in order (one fewer than the attempts)."""
+        return [self.delay_after(i) for i in range(self.attempts - 1)]

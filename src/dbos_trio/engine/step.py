@@ -1,0 +1,127 @@
+"""Steps: run once, checkpoint the outcome, replay the checkpoint ever after.
+
+Invariants, and why:
+
+* A step's id is reserved synchronously when it is called, so concurrent steps of one
+  workflow are numbered in call order, not completion order.
+* A step records exactly one checkpoint, in one statement: its return value, or the
+  exception it finally raised (after retries). Replay returns or re-raises it without
+  running the body. The body itself is at-least-once: a crash between the body finishing
+  and its checkpoint committing runs it again on recovery.
+* Control is never recorded: Trio cancellation, a cancelled or re-owned workflow, and
+  system-database failures propagate as they are, so a later execution runs the step.
+* Outside a workflow, and inside another step, a step is a plain call.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import trio
+
+from .._context import StepContext, current_step, workflow_outside_steps
+from .._errors import (
+    DBOSException,
+    DBOSMaxStepRetriesExceeded,
+    DBOSStepTimeoutError,
+    SystemDatabaseError,
+)
+from ..core.retry import RetryPolicy
+from . import checkpoint
+
+
+@attrs.frozen
+class StepOptions:
+    name: str
+    retry: RetryPolicy
+    should_retry: Callable[[BaseException], bool] | None
+    timeout_seconds: float | None
+
+
+async def _invoke(func: Callable[..., Any], is_async: bool, args: Any, kwargs: Any) -> Any:
+    if is_async:
+        return await func(*args, **kwargs)
+    return await trio.to_thread.run_sync(functools.partial(func, *args, **kwargs))
+
+
+async def _attempt(
+    options: StepOptions, func: Callable[..., Any], is_async: bool, args: Any, kwargs: Any
+) -> Any:
+    if options.timeout_seconds is None:
+        return await _invoke(func, is_async, args, kwargs)
+    with trio.move_on_after(options.timeout_seconds) as limit:
+        return await _invoke(func, is_async, args, kwargs)
+    assert limit.cancelled_caught
+    raise DBOSStepTimeoutError(options.name, options.timeout_seconds)
+
+
+async def _with_retries(
+    options: StepOptions, func: Callable[..., Any], is_async: bool, args: Any, kwargs: Any
+) -> Any:
+    policy = options.retry
+    if not policy.retries_allowed:
+        return await _attempt(options, func, is_async, args, kwargs)
+    errors: list[BaseException] = []
+    for attempt in range(policy.attempts):
+        try:
+            return await _attempt(options, func, is_async, args, kwargs)
+        except SystemDatabaseError:
+            raise
+        except Exception as error:
+            errors.append(error)
+            if options.should_retry is not None and not options.should_retry(error):
+                raise
+            if attempt + 1 < policy.attempts:
+                await trio.sleep(policy.delay_after(attempt))
+    raise DBOSMaxStepRetriesExceeded(options.name, policy.attempts, errors)
+
+
+async def run_step(
+    options: StepOptions, func: Callable[..., Any], is_async: bool, args: Any, kwargs: Any
+) -> Any:
+    ctx = workflow_outside_steps()
+    if ctx is None:
+        return await _invoke(func, is_async, args, kwargs)
+    function_id = ctx.reserve_id()
+    executor = ctx.executor
+    recorded = checkpoint.replayed(ctx, function_id, options.name)
+    if recorded is not None:
+        return checkpoint.replay_value(executor, recorded)
+    started_at = executor.clock.now_ms()
+    token = current_step.set(StepContext(ctx, function_id))
+    try:
+        value = await _with_retries(options, func, is_async, args, kwargs)
+    except SystemDatabaseError as failure:
+        ctx.control_failure = failure
+        raise
+    except Exception as error:
+        await checkpoint.record_error(
+            executor, ctx, function_id, options.name, error, started_at_ms=started_at
+        )
+        raise
+    finally:
+        current_step.reset(token)
+    fmt = executor.codec.default_format
+    try:
+        output = executor.codec.encode(value, fmt)
+    except Exception as unserializable:
+        not_storable = DBOSException(
+            f"cannot serialize the result of step {options.name} as {fmt}: {unserializable}"
+        )
+        await checkpoint.record_error(
+            executor, ctx, function_id, options.name, not_storable, started_at_ms=started_at
+        )
+        raise not_storable from unserializable
+    await checkpoint.record(
+        executor,
+        ctx,
+        function_id,
+        options.name,
+        started_at_ms=started_at,
+        output=output,
+        serialization=fmt,
+    )
+    return value

@@ -1,0 +1,489 @@
+"""The PostgreSQL implementation of :class:`~dbos_trio.sysdb.protocol.SystemDatabase`.
+
+Invariants, and why:
+
+* One round trip per operation on the hot path: every statement runs on an autocommit
+  connection and does its checks in the statement itself (CTEs with row locks), so a step
+  costs one commit and nothing else — not a BEGIN, a SELECT and a COMMIT.
+* Every write made for a running workflow is fenced by the workflow's ``owner_xid`` under a
+  row lock, in the same statement as the write.
+* A transient failure (connection lost, serialization failure, deadlock) is retried a
+  few times with backoff on a fresh connection: every operation here is idempotent by
+  construction (ON CONFLICT, token comparison), so a retry after an unseen commit lands on
+  the same state. What still fails becomes :class:`SystemDatabaseError`, which the engine
+  treats as control, never as a workflow outcome.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import psycopg
+import trio
+from psycopg import errors as pg_errors
+from psycopg import sql
+
+from ..._errors import (
+    DBOSException,
+    DBOSInitializationError,
+    DBOSQueueDeduplicatedError,
+    DBOSStepNondeterminismError,
+    DBOSWorkflowCancelledError,
+    DBOSWorkflowConflictIDError,
+    SystemDatabaseError,
+)
+from ..records import (
+    CANCELLED,
+    InitResult,
+    NewWorkflow,
+    Outcome,
+    ParentStep,
+    RecordedStep,
+    WorkflowFilters,
+    WorkflowRow,
+)
+from . import migrate
+from .driver import TrioConnection
+from .pool import Pool
+from .queries import Queries
+
+logger = logging.getLogger("dbos_trio.sysdb")
+
+T = TypeVar("T")
+
+RETRY_DELAYS = (0.05, 0.25, 1.0)
+
+
+def is_transient(error: BaseException) -> bool:
+    """Worth retrying on a fresh connection: the connection or the transaction lost a race."""
+    if isinstance(error, pg_errors.QueryCanceled):
+        return False
+    return isinstance(error, psycopg.OperationalError | psycopg.InterfaceError)
+
+
+class PostgresSystemDatabase:
+    """System database on PostgreSQL, through a Trio-native psycopg pool."""
+
+    def __init__(self, pool: Pool, schema: str) -> None:
+        self._pool = pool
+        self.schema = schema
+        self.q = Queries(schema)
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        *,
+        schema: str,
+        max_connections: int,
+        connect_timeout: float,
+        run_migrations: bool,
+        use_listen_notify: bool,
+    ) -> PostgresSystemDatabase:
+        """Connect, then migrate (or only verify) the schema. Fails fast on a bad URL."""
+        pool = Pool(url, max_size=max_connections, connect_timeout=connect_timeout)
+        try:
+            try:
+                await pool.open()
+            except psycopg.Error as error:
+                raise DBOSInitializationError(
+                    f"cannot connect to the system database: {error}"
+                ) from None
+            async with pool.connection() as conn:
+                if run_migrations:
+                    await migrate.migrate(conn, schema, use_listen_notify=use_listen_notify)
+                else:
+                    await migrate.verify(conn, schema)
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                await pool.close()
+            raise
+        return cls(pool, schema)
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    @property
+    def pool(self) -> Pool:
+        return self._pool
+
+    # --- plumbing --------------------------------------------------------------------
+
+    async def _run(self, operation: Callable[[TrioConnection], Awaitable[T]]) -> T:
+        """Run ``operation`` on a pooled connection, retrying transient failures."""
+        for attempt in range(len(RETRY_DELAYS) + 1):
+            try:
+                async with self._pool.connection() as conn:
+                    return await operation(conn)
+            except psycopg.Error as error:
+                if not is_transient(error) or attempt == len(RETRY_DELAYS):
+                    raise SystemDatabaseError(f"system database error: {error}") from error
+                logger.warning("transient system database error, retrying: %s", error)
+                await trio.sleep(RETRY_DELAYS[attempt])
+        raise AssertionError("unreachable")
+
+    async def _fetchone(
+        self, query: str, params: dict[str, Any], *, prepare: bool = True
+    ) -> tuple[Any, ...] | None:
+        async def run(conn: TrioConnection) -> tuple[Any, ...] | None:
+            cur = await conn.execute(query, params, prepare=prepare)
+            row: tuple[Any, ...] | None = await cur.fetchone()
+            return row
+
+        return await self._run(run)
+
+    async def _fetchall(
+        self, query: str | sql.Composed, params: dict[str, Any] | list[Any], *, prepare: bool = True
+    ) -> list[tuple[Any, ...]]:
+        async def run(conn: TrioConnection) -> list[tuple[Any, ...]]:
+            cur = await conn.execute(query, params, prepare=prepare)
+            rows: list[tuple[Any, ...]] = await cur.fetchall()
+            return rows
+
+        return await self._run(run)
+
+    async def _execute(self, query: str, params: dict[str, Any], *, prepare: bool = True) -> int:
+        async def run(conn: TrioConnection) -> int:
+            cur = await conn.execute(query, params, prepare=prepare)
+            return cur.rowcount
+
+        return await self._run(run)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[TrioConnection]:
+        """A connection inside one transaction (for the rare multi-statement operation)."""
+        try:
+            async with self._pool.connection() as conn, conn.transaction():
+                yield conn
+        except psycopg.Error as error:
+            raise SystemDatabaseError(f"system database error: {error}") from error
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    async def register_application_version(self, application_name: str, version: str) -> bool:
+        params = {
+            "application_name": application_name,
+            "version": version,
+            "version_id": str(uuid.uuid4()),
+        }
+        async with self.transaction() as conn:
+            await conn.execute(self.q.claim_unowned_version, params)
+            await conn.execute(self.q.insert_version, params)
+            cur = await conn.execute(self.q.version_owner, params)
+            owner = await cur.fetchone()
+            cur = await conn.execute(self.q.latest_version, params)
+            latest = await cur.fetchone()
+        if owner is not None and owner[0] not in (None, application_name):
+            raise DBOSException(
+                f"application version {version!r} is registered by application {owner[0]!r}"
+            )
+        return latest is not None and latest[0] == version
+
+    async def latest_version(self, application_name: str) -> str | None:
+        row = await self._fetchone(self.q.latest_version, {"application_name": application_name})
+        return None if row is None else str(row[0])
+
+    # --- workflows -------------------------------------------------------------------
+
+    async def init_workflow(self, new: NewWorkflow, parent: ParentStep | None) -> InitResult:
+        params: dict[str, Any] = {
+            "workflow_id": new.workflow_id,
+            "status": new.status,
+            "name": new.name,
+            "class_name": new.class_name,
+            "config_name": new.config_name,
+            "authenticated_user": new.authenticated_user,
+            "authenticated_roles": new.authenticated_roles,
+            "executor_id": new.executor_id,
+            "created_at": new.created_at_ms,
+            "application_version": new.application_version,
+            "application_id": new.application_id,
+            "application_name": new.application_name,
+            "recovery_attempts": new.recovery_attempts,
+            "queue_name": new.queue_name,
+            "timeout_ms": new.timeout_ms,
+            "deadline_epoch_ms": new.deadline_epoch_ms,
+            "deduplication_id": new.deduplication_id,
+            "priority": new.priority,
+            "queue_partition_key": new.queue_partition_key,
+            "parent_workflow_id": new.parent_workflow_id,
+            "serialization": new.serialization,
+            "delay_until_epoch_ms": new.delay_until_epoch_ms,
+            "owner_xid": new.owner_xid,
+            "creator_xid": new.creator_xid,
+            "forked_from": new.forked_from,
+            "inputs": new.inputs,
+        }
+        query = self.q.init_workflow
+        if parent is not None:
+            query = self.q.init_child_workflow
+            params.update(
+                parent_id=parent.workflow_id,
+                parent_owner_xid=parent.owner_xid,
+                parent_function_id=parent.function_id,
+                parent_function_name=parent.function_name,
+                parent_started_at=parent.started_at_ms,
+                parent_application_name=parent.application_name,
+            )
+        try:
+            row = await self._fetchone(query, params)
+        except SystemDatabaseError as error:
+            if isinstance(error.__cause__, pg_errors.UniqueViolation) and new.deduplication_id:
+                raise DBOSQueueDeduplicatedError(
+                    new.workflow_id, new.queue_name or "", new.deduplication_id
+                ) from None
+            raise
+        if row is None:
+            # Only a child start writes nothing: the parent is no longer ours.
+            assert parent is not None
+            await self._raise_lost_ownership(parent.workflow_id, parent.owner_xid)
+            raise AssertionError("unreachable")
+        return InitResult(
+            created=bool(row[0]),
+            status=row[1],
+            name=row[2],
+            class_name=row[3],
+            config_name=row[4],
+            queue_name=row[5],
+            serialization=row[6],
+            deadline_epoch_ms=row[7],
+            output=row[8],
+            error=row[9],
+            recorded_child_id=row[10],
+        )
+
+    async def _raise_lost_ownership(self, workflow_id: str, owner_xid: str) -> None:
+        row = await self._fetchone(
+            self.q.diagnose_step_write,
+            {"workflow_id": workflow_id, "owner_xid": owner_xid, "function_id": -1},
+        )
+        if row is not None and row[0] == CANCELLED:
+            raise DBOSWorkflowCancelledError(workflow_id)
+        raise DBOSWorkflowConflictIDError(workflow_id)
+
+    async def load_steps(self, workflow_id: str) -> dict[int, RecordedStep]:
+        rows = await self._fetchall(self.q.load_steps, {"workflow_id": workflow_id})
+        return {row[0]: _recorded_step(row) for row in rows}
+
+    async def record_step(
+        self, owner_xid: str, step: RecordedStep, *, workflow_id: str, application_name: str | None
+    ) -> None:
+        params = {
+            "workflow_id": workflow_id,
+            "owner_xid": owner_xid,
+            "function_id": step.function_id,
+            "function_name": step.function_name,
+            "output": step.output,
+            "error": step.error,
+            "serialization": step.serialization,
+            "child_workflow_id": step.child_workflow_id,
+            "started_at": step.started_at_ms,
+            "completed_at": step.completed_at_ms,
+            "application_name": application_name,
+        }
+        if await self._fetchone(self.q.record_step, params) is not None:
+            return
+        row = await self._fetchone(self.q.diagnose_step_write, params)
+        assert row is not None
+        status, owned, recorded_name, recorded_completed_at = row[0], row[1], row[2], row[3]
+        if status == CANCELLED:
+            raise DBOSWorkflowCancelledError(workflow_id)
+        if not owned:
+            raise DBOSWorkflowConflictIDError(workflow_id)
+        if recorded_name == step.function_name and recorded_completed_at == step.completed_at_ms:
+            return  # our own earlier attempt committed before its reply was lost
+        raise DBOSStepNondeterminismError(workflow_id, step.function_id)
+
+    async def record_outcome(
+        self,
+        workflow_id: str,
+        owner_xid: str,
+        *,
+        status: str,
+        output: str | None,
+        error: str | None,
+        completed_at_ms: int,
+    ) -> bool:
+        row = await self._fetchone(
+            self.q.record_outcome,
+            {
+                "workflow_id": workflow_id,
+                "owner_xid": owner_xid,
+                "status": status,
+                "output": output,
+                "error": error,
+                "completed_at": completed_at_ms,
+            },
+        )
+        return row is not None and row[0] == 1
+
+    async def get_outcome(self, workflow_id: str) -> Outcome | None:
+        row = await self._fetchone(self.q.get_outcome, {"workflow_id": workflow_id})
+        if row is None:
+            return None
+        return Outcome(status=row[0], output=row[1], error=row[2], serialization=row[3])
+
+    async def get_workflow(self, workflow_id: str) -> WorkflowRow | None:
+        rows = await self.list_workflows(WorkflowFilters(workflow_ids=(workflow_id,)))
+        return rows[0] if rows else None
+
+    async def list_workflows(self, filters: WorkflowFilters) -> list[WorkflowRow]:
+        query, params = _list_workflows_query(self.q.schema, filters)
+        rows = await self._fetchall(query, params, prepare=False)
+        return [_workflow_row(row) for row in rows]
+
+    async def list_steps(
+        self, workflow_id: str, *, limit: int | None = None, offset: int | None = None
+    ) -> list[RecordedStep]:
+        rows = await self._fetchall(self.q.load_steps, {"workflow_id": workflow_id})
+        steps = [_recorded_step(row) for row in rows]
+        start = offset or 0
+        return steps[start : None if limit is None else start + limit]
+
+    # --- management ------------------------------------------------------------------
+
+    async def cancel_workflows(self, workflow_ids: list[str], now_ms: int) -> list[str]:
+        rows = await self._fetchall(
+            self.q.cancel_workflows, {"workflow_ids": workflow_ids, "now": now_ms}
+        )
+        return [row[0] for row in rows]
+
+    async def list_children(self, workflow_ids: list[str]) -> list[str]:
+        rows = await self._fetchall(self.q.list_children, {"workflow_ids": workflow_ids})
+        return [row[0] for row in rows]
+
+
+def _recorded_step(row: tuple[Any, ...]) -> RecordedStep:
+    return RecordedStep(
+        function_id=row[0],
+        function_name=row[1],
+        output=row[2],
+        error=row[3],
+        serialization=row[4],
+        child_workflow_id=row[5],
+        started_at_ms=row[6],
+        completed_at_ms=row[7],
+    )
+
+
+_WORKFLOW_COLUMNS = (
+    "ws.workflow_uuid, ws.status, ws.name, ws.class_name, ws.config_name, "
+    "ws.authenticated_user, ws.assumed_role, ws.authenticated_roles, {inputs}, {output}, "
+    "{error}, ws.serialization, ws.executor_id, ws.created_at, ws.updated_at, "
+    "ws.application_version, ws.application_id, ws.application_name, ws.recovery_attempts, "
+    "ws.queue_name, ws.workflow_timeout_ms, ws.workflow_deadline_epoch_ms, "
+    "ws.started_at_epoch_ms, ws.deduplication_id, ws.priority, ws.queue_partition_key, "
+    "ws.forked_from, ws.was_forked_from, ws.parent_workflow_id, ws.delay_until_epoch_ms, "
+    "ws.completed_at, ws.owner_xid"
+)
+
+
+def _workflow_row(row: tuple[Any, ...]) -> WorkflowRow:
+    names = [
+        "workflow_id",
+        "status",
+        "name",
+        "class_name",
+        "config_name",
+        "authenticated_user",
+        "assumed_role",
+        "authenticated_roles",
+        "inputs",
+        "output",
+        "error",
+        "serialization",
+        "executor_id",
+        "created_at",
+        "updated_at",
+        "application_version",
+        "application_id",
+        "application_name",
+        "recovery_attempts",
+        "queue_name",
+        "workflow_timeout_ms",
+        "workflow_deadline_epoch_ms",
+        "started_at_epoch_ms",
+        "deduplication_id",
+        "priority",
+        "queue_partition_key",
+        "forked_from",
+        "was_forked_from",
+        "parent_workflow_id",
+        "delay_until_epoch_ms",
+        "completed_at",
+        "owner_xid",
+    ]
+    return WorkflowRow(**dict(zip(names, row, strict=True)))
+
+
+def _list_workflows_query(schema: str, f: WorkflowFilters) -> tuple[sql.Composed, list[Any]]:
+    """The listing query for ``f``: one WHERE clause per set filter, values as parameters."""
+    conditions: list[sql.Composable] = []
+    params: list[Any] = []
+
+    def add(condition: str, *values: Any) -> None:
+        conditions.append(sql.SQL(condition))
+        params.extend(values)
+
+    for column, values in (
+        ("ws.workflow_uuid", f.workflow_ids),
+        ("ws.status", f.statuses),
+        ("ws.name", f.names),
+        ("ws.application_version", f.app_versions),
+        ("ws.queue_name", f.queue_names),
+        ("ws.executor_id", f.executor_ids),
+        ("ws.forked_from", f.forked_from),
+        ("ws.parent_workflow_id", f.parent_workflow_ids),
+        ("ws.authenticated_user", f.users),
+        ("ws.application_name", f.application_names),
+    ):
+        if values is not None:
+            add(f"{column} = ANY(%s)", list(values))
+    if f.application_names is None and f.scope_application is not None:
+        add("(ws.application_name = %s OR ws.application_name IS NULL)", f.scope_application)
+    if f.workflow_id_prefix is not None:
+        escaped = f.workflow_id_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        add("ws.workflow_uuid LIKE %s", escaped + "%")
+    for column, bound, operator in (
+        ("ws.created_at", f.created_after_ms, ">="),
+        ("ws.created_at", f.created_before_ms, "<="),
+        ("ws.completed_at", f.completed_after_ms, ">="),
+        ("ws.completed_at", f.completed_before_ms, "<="),
+        ("ws.started_at_epoch_ms", f.dequeued_after_ms, ">="),
+        ("ws.started_at_epoch_ms", f.dequeued_before_ms, "<="),
+    ):
+        if bound is not None:
+            add(f"{column} {operator} %s", bound)
+    if f.queues_only:
+        add("ws.queue_name IS NOT NULL")
+    if f.was_forked_from is not None:
+        add("ws.was_forked_from = %s", f.was_forked_from)
+    if f.has_parent is not None:
+        add(
+            "ws.parent_workflow_id IS NOT NULL" if f.has_parent else "ws.parent_workflow_id IS NULL"
+        )
+    columns = _WORKFLOW_COLUMNS.format(
+        inputs="COALESCE(wi.inputs, ws.inputs)" if f.load_input else "NULL",
+        output="COALESCE(wo.output, ws.output)" if f.load_output else "NULL",
+        error="COALESCE(wo.error, ws.error)" if f.load_output else "NULL",
+    )
+    query = sql.SQL(
+        "SELECT " + columns + " FROM {schema}.workflow_status AS ws "
+        "LEFT JOIN {schema}.workflow_input AS wi ON wi.workflow_uuid = ws.workflow_uuid "
+        "LEFT JOIN {schema}.workflow_output AS wo ON wo.workflow_uuid = ws.workflow_uuid"
+    ).format(schema=sql.SQL(schema))
+    if conditions:
+        query = query + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(conditions)
+    order = "DESC" if f.sort_desc else "ASC"
+    query = query + sql.SQL(f" ORDER BY ws.created_at {order}, ws.workflow_uuid {order}")
+    if f.limit is not None:
+        query = query + sql.SQL(" LIMIT %s")
+        params.append(f.limit)
+    if f.offset is not None:
+        query = query + sql.SQL(" OFFSET %s")
+        params.append(f.offset)
+    return query, params

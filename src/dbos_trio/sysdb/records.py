@@ -1,0 +1,191 @@
+"""Records that cross the system-database protocol: frozen, driver-free, payloads as strings.
+
+Nothing here knows a driver or an SQL dialect; a backend turns these into rows and rows
+into these. Payload fields (inputs, outputs, errors, messages, values) are already
+serialized strings, with the name of their format beside them, so a backend stores them
+verbatim and the engine alone decides how to read them.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import attrs
+
+PENDING: Final = "PENDING"
+SUCCESS: Final = "SUCCESS"
+ERROR: Final = "ERROR"
+CANCELLED: Final = "CANCELLED"
+ENQUEUED: Final = "ENQUEUED"
+DELAYED: Final = "DELAYED"
+MAX_RECOVERY_ATTEMPTS_EXCEEDED: Final = "MAX_RECOVERY_ATTEMPTS_EXCEEDED"
+
+WorkflowStatusString = Literal[
+    "PENDING", "SUCCESS", "ERROR", "CANCELLED", "ENQUEUED", "DELAYED",
+    "MAX_RECOVERY_ATTEMPTS_EXCEEDED",
+]  # fmt: skip
+
+TERMINAL_STATUSES: Final = frozenset({SUCCESS, ERROR, CANCELLED, MAX_RECOVERY_ATTEMPTS_EXCEEDED})
+ACTIVE_STATUSES: Final = frozenset({PENDING, ENQUEUED, DELAYED})
+
+INTERNAL_QUEUE: Final = "_dbos_internal_queue"
+NULL_TOPIC: Final = "__null__topic__"
+STREAM_CLOSED: Final = "__DBOS_STREAM_CLOSED__"
+
+
+@attrs.frozen(kw_only=True)
+class NewWorkflow:
+    """A workflow row to create (or find, if its id exists already)."""
+
+    workflow_id: str
+    status: str  # PENDING (direct start), ENQUEUED or DELAYED
+    name: str
+    class_name: str | None
+    config_name: str | None
+    inputs: str
+    serialization: str
+    creator_xid: str
+    owner_xid: str | None  # the creator's token for a direct start, None when enqueued
+    recovery_attempts: int  # 1 for a direct start, 0 when enqueued
+    created_at_ms: int
+    executor_id: str | None = None
+    application_version: str | None = None
+    application_id: str | None = None
+    application_name: str | None = None
+    queue_name: str | None = None
+    deduplication_id: str | None = None
+    priority: int = 0
+    queue_partition_key: str | None = None
+    timeout_ms: int | None = None
+    deadline_epoch_ms: int | None = None
+    delay_until_epoch_ms: int | None = None
+    parent_workflow_id: str | None = None
+    authenticated_user: str | None = None
+    authenticated_roles: str | None = None
+    forked_from: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ParentStep:
+    """The parent's checkpoint for starting a child, written atomically with the child row."""
+
+    workflow_id: str
+    owner_xid: str
+    function_id: int
+    function_name: str
+    started_at_ms: int
+    application_name: str | None
+
+
+@attrs.frozen(kw_only=True)
+class InitResult:
+    """What :meth:`SystemDatabase.init_workflow` found or made."""
+
+    created: bool  # this call inserted the row (its creator_xid came back)
+    status: str
+    name: str
+    class_name: str | None
+    config_name: str | None
+    queue_name: str | None
+    serialization: str | None
+    deadline_epoch_ms: int | None
+    output: str | None = None  # the stored outcome, when the row is already terminal
+    error: str | None = None
+    # For a child start: the child id the parent's checkpoint holds (ours, or the one an
+    # earlier execution recorded at this step id).
+    recorded_child_id: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RecordedStep:
+    """A checkpoint in ``operation_outputs``."""
+
+    function_id: int
+    function_name: str
+    output: str | None
+    error: str | None
+    serialization: str | None
+    child_workflow_id: str | None = None
+    started_at_ms: int | None = None
+    completed_at_ms: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Outcome:
+    """A workflow's status and, once terminal, its stored result or error."""
+
+    status: str
+    output: str | None
+    error: str | None
+    serialization: str | None
+
+
+@attrs.frozen(kw_only=True)
+class WorkflowRow:
+    """Everything ``workflow_status`` (with its input/output rows) says about a workflow."""
+
+    workflow_id: str
+    status: str
+    name: str | None
+    class_name: str | None
+    config_name: str | None
+    authenticated_user: str | None
+    assumed_role: str | None
+    authenticated_roles: str | None
+    inputs: str | None
+    output: str | None
+    error: str | None
+    serialization: str | None
+    executor_id: str | None
+    created_at: int | None
+    updated_at: int | None
+    application_version: str | None
+    application_id: str | None
+    application_name: str | None
+    recovery_attempts: int | None
+    queue_name: str | None
+    workflow_timeout_ms: int | None
+    workflow_deadline_epoch_ms: int | None
+    started_at_epoch_ms: int | None
+    deduplication_id: str | None
+    priority: int | None
+    queue_partition_key: str | None
+    forked_from: str | None
+    was_forked_from: bool | None
+    parent_workflow_id: str | None
+    delay_until_epoch_ms: int | None
+    completed_at: int | None
+    owner_xid: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class WorkflowFilters:
+    """Filters of ``list_workflows``; every set field narrows the result (AND)."""
+
+    workflow_ids: tuple[str, ...] | None = None
+    statuses: tuple[str, ...] | None = None
+    names: tuple[str, ...] | None = None
+    app_versions: tuple[str, ...] | None = None
+    queue_names: tuple[str, ...] | None = None
+    executor_ids: tuple[str, ...] | None = None
+    forked_from: tuple[str, ...] | None = None
+    parent_workflow_ids: tuple[str, ...] | None = None
+    users: tuple[str, ...] | None = None
+    application_names: tuple[str, ...] | None = None
+    # Rows of this application plus unclaimed ones; ignored when application_names is set.
+    scope_application: str | None = None
+    workflow_id_prefix: str | None = None
+    created_after_ms: int | None = None
+    created_before_ms: int | None = None
+    completed_after_ms: int | None = None
+    completed_before_ms: int | None = None
+    dequeued_after_ms: int | None = None
+    dequeued_before_ms: int | None = None
+    queues_only: bool = False
+    was_forked_from: bool | None = None
+    has_parent: bool | None = None
+    limit: int | None = None
+    offset: int | None = None
+    sort_desc: bool = False
+    load_input: bool = True
+    load_output: bool = True
