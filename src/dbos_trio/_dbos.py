@@ -20,10 +20,12 @@ from ._config import Config
 from ._context import current_step, current_workflow
 from ._errors import DBOSException, DBOSNonExistentWorkflowError, DBOSNotLaunchedError
 from ._executor import Executor, open_executor
+from ._queue import Queue
 from ._registry import RegisteredWorkflow, Registry
 from ._status import StepInfo, WorkflowStatus, step_info, workflow_status
+from .core.admission import QueueConfig, RateLimit, validate_queue
 from .core.retry import RetryPolicy
-from .engine import management
+from .engine import management, queues, runtime
 from .engine import workflow as workflows
 from .engine.handle import WorkflowHandle, handle_for
 from .engine.step import StepOptions, run_step
@@ -80,6 +82,7 @@ class DBOS:
             raise TypeError(f"DBOS needs a dbos_trio.Config, not {type(config).__name__}")
         self._config = config
         self._registry = Registry()
+        self._queues: dict[str, QueueConfig] = {}
         self._executor: Executor | None = None
 
     def __repr__(self) -> str:
@@ -213,7 +216,8 @@ class DBOS:
             await trio.sleep_forever()
 
     async def _start_background(self, executor: Executor) -> None:
-        """Start the executor's background tasks (hook for later components)."""
+        """Register queues, recover, start the dequeue supervisor (launch order)."""
+        await runtime.start(executor, list(self._queues.values()))
 
     def _require_executor(self, operation: str) -> Executor:
         if self._executor is None:
@@ -283,6 +287,77 @@ class DBOS:
         if await executor.sysdb.get_outcome(workflow_id) is None:
             raise DBOSNonExistentWorkflowError("target", workflow_id)
         return handle_for(executor, workflow_id)
+
+    # --- queues ----------------------------------------------------------------------
+
+    def register_queue(
+        self,
+        name: str,
+        *,
+        global_concurrency: int | None = None,
+        worker_concurrency: int | None = None,
+        limiter: RateLimit | None = None,
+        partition_concurrency: int | None = None,
+        partition_worker_concurrency: int | None = None,
+        partition_limiter: RateLimit | None = None,
+        polling_interval_sec: float = 1.0,
+    ) -> Queue:
+        """Declare a queue (before launch); it is upserted into the ``queues`` table at launch."""
+        self._registry.check_registration_allowed(f"queue {name!r}")
+        config = QueueConfig(
+            name=name,
+            global_concurrency=global_concurrency,
+            worker_concurrency=worker_concurrency,
+            limiter=limiter,
+            partition_concurrency=partition_concurrency,
+            partition_worker_concurrency=partition_worker_concurrency,
+            partition_limiter=partition_limiter,
+            polling_interval_sec=polling_interval_sec,
+            application_name=self._config.app_name,
+        )
+        validate_queue(config)
+        self._queues[name] = config
+        return Queue(self, config)
+
+    async def enqueue_workflow(
+        self, queue_name: str, fn: Callable[P, Awaitable[R]], *args: P.args, **kwargs: P.kwargs
+    ) -> WorkflowHandle[R]:
+        """Enqueue ``fn`` on ``queue_name`` (declared or not: an unknown queue's row waits)."""
+        return await self.enqueue_on(queue_name, fn, *args, **kwargs)
+
+    async def enqueue_on(
+        self, queue_name: str, fn: Callable[P, Awaitable[R]], *args: P.args, **kwargs: P.kwargs
+    ) -> WorkflowHandle[R]:
+        executor = self._require_executor(f"enqueueing on queue {queue_name!r}")
+        registered, call_args = resolve_workflow(fn, args)
+        return await queues.enqueue(
+            executor,
+            queue_name,
+            registered,
+            call_args,
+            dict(kwargs),
+            config=self._queues.get(queue_name),
+        )
+
+    async def list_queues(self) -> list[Queue]:
+        executor = self._require_executor("list_queues")
+        return [Queue(self, config) for config in await executor.sysdb.list_queues(self.app_name)]
+
+    async def retrieve_queue(self, name: str) -> Queue | None:
+        executor = self._require_executor("retrieve_queue")
+        config = await executor.sysdb.get_queue(name)
+        return None if config is None else Queue(self, config)
+
+    async def delete_queue(self, name: str) -> None:
+        """Delete the queue's row; its waiting workflows stay ENQUEUED until it returns."""
+        executor = self._require_executor("delete_queue")
+        await executor.sysdb.delete_queue(name)
+
+    async def list_queued_workflows(self, **filters: Any) -> list[WorkflowStatus]:
+        """Queued workflows (DELAYED, ENQUEUED, PENDING on a queue) unless filtered otherwise."""
+        filters.setdefault("status", ["DELAYED", "ENQUEUED", "PENDING"])
+        filters["queues_only"] = True
+        return await self.list_workflows(**filters)
 
     # --- introspection and management ------------------------------------------------
 

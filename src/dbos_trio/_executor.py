@@ -27,6 +27,8 @@ from ._errors import DBOSInitializationError
 from ._identity import Identity, resolve_identity
 from ._registry import Registry
 from ._serialization import Codec
+from .core.admission import RunningCounts
+from .engine.dequeue import QueueSet
 from .sysdb.protocol import SystemDatabase
 from .sysdb.records import Outcome
 from .sysdb.wakeups import WakeupRegistry, outcome_key
@@ -77,6 +79,9 @@ class Executor:
         self.is_latest_version = True
         self._nursery: trio.Nursery | None = None
         self.recovered_count = 0
+        self.running = RunningCounts()
+        self.workflow_names = tuple(sorted(w.name for w in registry.all()))
+        self.queue_set = QueueSet()
 
     @property
     def app_name(self) -> str:

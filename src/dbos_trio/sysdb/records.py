@@ -189,3 +189,52 @@ class WorkflowFilters:
     sort_desc: bool = False
     load_input: bool = True
     load_output: bool = True
+
+
+@attrs.frozen(kw_only=True)
+class ClaimRequest:
+    """One dequeue attempt on one queue (or one partition of it).
+
+    Limits left as None do not apply. The counted limits (global/partition concurrency and
+    rate limits) are checked by the claim statement against the rows themselves; the local
+    budget (worker concurrency) is computed in memory by the caller.
+    """
+
+    queue_name: str
+    partition_key: str | None
+    owner_xid: str
+    executor_id: str
+    application_version: str
+    application_name: str
+    runs_latest_version: bool
+    workflow_names: tuple[str, ...]
+    now_ms: int
+    local_budget: int | None
+    global_concurrency: int | None
+    rate_limit_max: int | None
+    rate_limit_period_ms: int | None
+    partition_concurrency: int | None
+    partition_rate_limit_max: int | None
+    partition_rate_limit_period_ms: int | None
+    # Claim in a consistent snapshot (REPEATABLE READ + NOWAIT) because other executors
+    # spend the same budget; otherwise SKIP LOCKED under READ COMMITTED.
+    consistent: bool
+    rate_limited: bool
+
+
+@attrs.frozen(kw_only=True)
+class ClaimedWorkflow:
+    """A row a claim flipped from ENQUEUED to PENDING for this executor."""
+
+    workflow_id: str
+    name: str
+    class_name: str | None
+    config_name: str | None
+    inputs: str | None
+    serialization: str | None
+    deadline_epoch_ms: int | None
+    recovery_attempts: int
+    queue_name: str
+    partition_key: str | None
+    priority: int
+    created_at: int

@@ -33,6 +33,7 @@ MESSAGES = "m::"
 EVENTS = "e::"
 STREAMS = "s::"
 OUTCOMES = "o::"
+QUEUES = "q::"
 
 
 def message_key(destination_id: str, topic: str) -> str:
@@ -45,6 +46,11 @@ def event_key(workflow_id: str, key: str) -> str:
 
 def stream_key(workflow_id: str, key: str) -> str:
     return STREAMS + workflow_id + "::" + key
+
+
+def queue_key(queue_name: str) -> str:
+    """Woken when this process enqueues on the queue or frees one of its slots."""
+    return QUEUES + queue_name
 
 
 def outcome_key(workflow_id: str) -> str:

@@ -36,8 +36,12 @@ from ..._errors import (
     DBOSWorkflowConflictIDError,
     SystemDatabaseError,
 )
+from ...core.admission import QueueConfig, RateLimit
+from ..protocol import QueueContention
 from ..records import (
     CANCELLED,
+    ClaimedWorkflow,
+    ClaimRequest,
     InitResult,
     NewWorkflow,
     Outcome,
@@ -72,6 +76,15 @@ class PostgresSystemDatabase:
         self._pool = pool
         self.schema = schema
         self.q = Queries(schema)
+        self._claims = {
+            (consistent, partitioned): self.q.claim.replace(
+                "{lock}", "NOWAIT" if consistent else "SKIP LOCKED"
+            ).replace(
+                "{partition}", "AND queue_partition_key = %(partition_key)s" if partitioned else ""
+            )
+            for consistent in (False, True)
+            for partitioned in (False, True)
+        }
 
     @classmethod
     async def open(
@@ -113,14 +126,16 @@ class PostgresSystemDatabase:
 
     # --- plumbing --------------------------------------------------------------------
 
-    async def _run(self, operation: Callable[[TrioConnection], Awaitable[T]]) -> T:
+    async def _run(
+        self, operation: Callable[[TrioConnection], Awaitable[T]], *, retry: bool = True
+    ) -> T:
         """Run ``operation`` on a pooled connection, retrying transient failures."""
         for attempt in range(len(RETRY_DELAYS) + 1):
             try:
                 async with self._pool.connection() as conn:
                     return await operation(conn)
             except psycopg.Error as error:
-                if not is_transient(error) or attempt == len(RETRY_DELAYS):
+                if not retry or not is_transient(error) or attempt == len(RETRY_DELAYS):
                     raise SystemDatabaseError(f"system database error: {error}") from error
                 logger.warning("transient system database error, retrying: %s", error)
                 await trio.sleep(RETRY_DELAYS[attempt])
@@ -356,6 +371,150 @@ class PostgresSystemDatabase:
         rows = await self._fetchall(self.q.list_children, {"workflow_ids": workflow_ids})
         return [row[0] for row in rows]
 
+    async def find_deduplicated(self, queue_name: str, deduplication_id: str) -> str | None:
+        row = await self._fetchone(
+            self.q.find_deduplicated,
+            {"queue_name": queue_name, "deduplication_id": deduplication_id},
+        )
+        return None if row is None else str(row[0])
+
+    # --- recovery and queues ---------------------------------------------------------
+
+    async def reenqueue_abandoned(
+        self, executor_id: str, application_version: str, application_name: str, now_ms: int
+    ) -> int:
+        return await self._execute(
+            self.q.reenqueue_abandoned,
+            {
+                "executor_id": executor_id,
+                "application_version": application_version,
+                "application_name": application_name,
+                "now": now_ms,
+            },
+        )
+
+    async def upsert_queue(self, config: QueueConfig, *, overwrite: bool) -> None:
+        limiter, partition_limiter = config.limiter, config.partition_limiter
+        params = {
+            "name": config.name,
+            "concurrency": config.global_concurrency,
+            "worker_concurrency": config.worker_concurrency,
+            "rate_limit_max": limiter.limit if limiter else None,
+            "rate_limit_period_sec": limiter.period if limiter else None,
+            "partitioned": config.partitioned,
+            "polling_interval_sec": config.polling_interval_sec,
+            "application_name": config.application_name,
+            "partition_concurrency": config.partition_concurrency,
+            "partition_worker_concurrency": config.partition_worker_concurrency,
+            "partition_rate_limit_max": partition_limiter.limit if partition_limiter else None,
+            "partition_rate_limit_period_sec": partition_limiter.period
+            if partition_limiter
+            else None,
+            "overwrite": overwrite,
+        }
+        async with self.transaction() as conn:
+            await conn.execute(self.q.upsert_queue, params)
+            cur = await conn.execute(self.q.queue_owner, params)
+            owner = await cur.fetchone()
+        if owner is not None and owner[0] not in (None, config.application_name):
+            raise DBOSException(
+                f"queue {config.name!r} belongs to application {owner[0]!r}: queue names are "
+                "unique across the applications sharing a system database"
+            )
+
+    async def list_queues(self, application_name: str | None) -> list[QueueConfig]:
+        rows = await self._fetchall(self.q.list_queues, {"application_name": application_name})
+        return [_queue_config(row) for row in rows]
+
+    async def get_queue(self, name: str) -> QueueConfig | None:
+        row = await self._fetchone(self.q.get_queue, {"name": name})
+        return None if row is None else _queue_config(row)
+
+    async def delete_queue(self, name: str) -> bool:
+        return await self._execute(self.q.delete_queue, {"name": name}) > 0
+
+    async def release_delayed(self, application_name: str, now_ms: int) -> int:
+        return await self._execute(
+            self.q.release_delayed, {"application_name": application_name, "now": now_ms}
+        )
+
+    async def list_partitions(self, queue_name: str) -> list[str]:
+        rows = await self._fetchall(self.q.list_partitions, {"queue_name": queue_name})
+        return [row[0] for row in rows]
+
+    async def claim(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
+        query = self._claims[(request.consistent, request.partition_key is not None)]
+        params = {
+            "queue_name": request.queue_name,
+            "partition_key": request.partition_key,
+            "owner_xid": request.owner_xid,
+            "executor_id": request.executor_id,
+            "application_version": request.application_version,
+            "application_name": request.application_name,
+            "runs_latest_version": request.runs_latest_version,
+            "workflow_names": list(request.workflow_names),
+            "now": request.now_ms,
+            "local_budget": request.local_budget,
+            "global_concurrency": request.global_concurrency,
+            "rate_limit_max": request.rate_limit_max,
+            "rate_limit_period_ms": request.rate_limit_period_ms,
+            "partition_concurrency": request.partition_concurrency,
+            "partition_rate_limit_max": request.partition_rate_limit_max,
+            "partition_rate_limit_period_ms": request.partition_rate_limit_period_ms,
+            "rate_limited": request.rate_limited,
+        }
+
+        async def run(conn: TrioConnection) -> list[tuple[Any, ...]]:
+            if not request.consistent:
+                cur = await conn.execute(query, params, prepare=True)
+                return await cur.fetchall()
+            await conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            try:
+                cur = await conn.execute(query, params, prepare=True)
+                claimed = await cur.fetchall()
+                await conn.execute("COMMIT")
+            except BaseException:
+                with trio.CancelScope(shield=True):
+                    if not conn.closed:
+                        await conn.execute("ROLLBACK")
+                raise
+            return claimed
+
+        try:
+            rows = await self._run(run, retry=False)
+        except SystemDatabaseError as error:
+            if isinstance(
+                error.__cause__, pg_errors.LockNotAvailable | pg_errors.SerializationFailure
+            ):
+                raise QueueContention(str(error.__cause__)) from None
+            raise
+        claimed = [
+            ClaimedWorkflow(
+                workflow_id=row[0],
+                name=row[1],
+                class_name=row[2],
+                config_name=row[3],
+                inputs=row[4],
+                serialization=row[5],
+                deadline_epoch_ms=row[6],
+                recovery_attempts=row[7],
+                queue_name=row[8],
+                partition_key=row[9],
+                priority=row[10],
+                created_at=row[11],
+            )
+            for row in rows
+        ]
+        claimed.sort(key=lambda c: (c.priority, c.created_at))
+        return claimed
+
+    async def dead_letter(self, workflow_id: str, observed_attempts: int, now_ms: int) -> bool:
+        changed = await self._execute(
+            self.q.dead_letter,
+            {"workflow_id": workflow_id, "observed_attempts": observed_attempts, "now": now_ms},
+        )
+        return changed > 0
+
 
 def _recorded_step(row: tuple[Any, ...]) -> RecordedStep:
     return RecordedStep(
@@ -487,3 +646,19 @@ def _list_workflows_query(schema: str, f: WorkflowFilters) -> tuple[sql.Composed
         query = query + sql.SQL(" OFFSET %s")
         params.append(f.offset)
     return query, params
+
+
+def _queue_config(row: tuple[Any, ...]) -> QueueConfig:
+    return QueueConfig(
+        name=row[0],
+        global_concurrency=row[1],
+        worker_concurrency=row[2],
+        limiter=RateLimit(row[3], row[4]) if row[3] is not None and row[4] is not None else None,
+        partition_concurrency=row[5],
+        partition_worker_concurrency=row[6],
+        partition_limiter=(
+            RateLimit(row[7], row[8]) if row[7] is not None and row[8] is not None else None
+        ),
+        polling_interval_sec=row[9],
+        application_name=row[10],
+    )

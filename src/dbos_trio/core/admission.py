@@ -1,0 +1,167 @@
+"""Queue admission: what a queue's configuration allows, and how many workflows to claim.
+
+Pure logic, no Trio and no database. The three budgets and who counts them:
+
+* ``worker_concurrency`` / ``partition_worker_concurrency`` — this process's running
+  workflows, counted in memory (:class:`RunningCounts`);
+* ``global_concurrency`` / ``partition_concurrency`` — PENDING rows across every executor,
+  counted by the claim statement itself;
+* ``limiter`` / ``partition_limiter`` — starts within the last ``period`` seconds, counted
+  by the claim statement from ``rate_limited`` rows (finished runs still count).
+
+Only the first is computed here; the others travel as limits into the claim, which
+reads the counts in the same consistent snapshot it claims in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import attrs
+
+RESERVED_QUEUE_PREFIX = "_dbos_"
+
+
+def _check_positive_limit(field: str, value: int | None) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{field} must be a positive integer, not {value!r}")
+
+
+@attrs.frozen
+class RateLimit:
+    """At most ``limit`` workflow starts per ``period`` seconds."""
+
+    limit: int
+    period: float
+
+    def __attrs_post_init__(self) -> None:
+        _check_positive_limit("RateLimit.limit", self.limit)
+        if (
+            isinstance(self.period, bool)
+            or not isinstance(self.period, int | float)
+            or not (0 < self.period < math.inf)
+        ):
+            raise ValueError(
+                f"RateLimit.period must be a positive number of seconds, not {self.period!r}"
+            )
+
+
+@attrs.frozen(kw_only=True)
+class QueueConfig:
+    """One row of the ``queues`` table."""
+
+    name: str
+    global_concurrency: int | None = None
+    worker_concurrency: int | None = None
+    limiter: RateLimit | None = None
+    partition_concurrency: int | None = None
+    partition_worker_concurrency: int | None = None
+    partition_limiter: RateLimit | None = None
+    polling_interval_sec: float = 1.0
+    application_name: str | None = None
+
+    @property
+    def partitioned(self) -> bool:
+        """Any per-partition limit makes a queue partitioned (every enqueue needs a key)."""
+        return (
+            self.partition_concurrency is not None
+            or self.partition_worker_concurrency is not None
+            or self.partition_limiter is not None
+        )
+
+    @property
+    def has_shared_budget(self) -> bool:
+        """Whether claims spend a budget other executors share (so need a consistent snapshot)."""
+        return (
+            self.global_concurrency is not None
+            or self.limiter is not None
+            or self.partition_concurrency is not None
+            or self.partition_limiter is not None
+        )
+
+
+def validate_queue(config: QueueConfig) -> None:
+    """Raise ``ValueError`` naming the problem if ``config`` is not a valid queue."""
+    name = config.name
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a queue name must be a non-empty string, not {name!r}")
+    if name.startswith(RESERVED_QUEUE_PREFIX):
+        raise ValueError(
+            f"queue name {name!r} is reserved: names starting with {RESERVED_QUEUE_PREFIX!r} "
+            "belong to DBOS's internal queues"
+        )
+    for field in (
+        "global_concurrency",
+        "worker_concurrency",
+        "partition_concurrency",
+        "partition_worker_concurrency",
+    ):
+        _check_positive_limit(field, getattr(config, field))
+    for field in ("limiter", "partition_limiter"):
+        value = getattr(config, field)
+        if value is not None and not isinstance(value, RateLimit):
+            raise ValueError(f"{field} must be a RateLimit(limit, period), not {value!r}")
+    interval = config.polling_interval_sec
+    if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:
+        raise ValueError(f"polling_interval_sec must be positive, not {interval!r}")
+    ceilings = (
+        ("global_concurrency", "worker_concurrency"),
+        ("global_concurrency", "partition_concurrency"),
+        ("global_concurrency", "partition_worker_concurrency"),
+        ("partition_concurrency", "partition_worker_concurrency"),
+        ("worker_concurrency", "partition_worker_concurrency"),
+    )
+    for upper, lower in ceilings:
+        high, low = getattr(config, upper), getattr(config, lower)
+        if high is not None and low is not None and low > high:
+            raise ValueError(f"{upper} ({high}) must be greater than or equal to {lower} ({low})")
+
+
+class RunningCounts:
+    """This process's running workflows per queue and per (queue, partition)."""
+
+    def __init__(self) -> None:
+        self._per_queue: Counter[str] = Counter()
+        self._per_partition: Counter[tuple[str, str]] = Counter()
+
+    def add(self, queue: str, partition: str | None) -> None:
+        self._per_queue[queue] += 1
+        if partition is not None:
+            self._per_partition[(queue, partition)] += 1
+
+    def remove(self, queue: str, partition: str | None) -> None:
+        self._per_queue[queue] -= 1
+        if self._per_queue[queue] <= 0:
+            del self._per_queue[queue]
+        if partition is not None:
+            key = (queue, partition)
+            self._per_partition[key] -= 1
+            if self._per_partition[key] <= 0:
+                del self._per_partition[key]
+
+    def running(self, queue: str, partition: str | None = None) -> int:
+        if partition is None:
+            return self._per_queue[queue]
+        return self._per_partition[(queue, partition)]
+
+
+def local_budget(config: QueueConfig, counts: RunningCounts, partition: str | None) -> int | None:
+    """How many more workflows this process may start on the queue (partition); None = no cap."""
+    budgets: list[int] = []
+    if config.worker_concurrency is not None:
+        budgets.append(config.worker_concurrency - counts.running(config.name))
+    if partition is not None and config.partition_worker_concurrency is not None:
+        budgets.append(config.partition_worker_concurrency - counts.running(config.name, partition))
+    if not budgets:
+        return None
+    return max(0, min(budgets))
+
+
+def next_poll_interval(current: float, base: float, *, contended: bool) -> float:
+    """Adaptive polling: double on contention (capped at max(120 s, base)), else decay to base."""
+    if contended:
+        return min(current * 2.0, max(120.0, base))
+    return max(base, current * 0.9)

@@ -1,0 +1,202 @@
+"""The dequeue supervisor and its per-queue workers, all tasks of the executor's nursery.
+
+Invariants, and why:
+
+* The worker set follows the database: every sweep the supervisor releases due DELAYED
+  rows, reads the ``queues`` table (this application's and unclaimed queues), adds the
+  internal queue, narrows the set by ``Config.listen_queues``, and starts a worker for
+  each queue that has none. A worker leaves when its queue leaves the set. A failed
+  sweep keeps the previous set: a database hiccup must not stop the queues.
+* A worker claims with one statement (``SystemDatabase.claim``) sized by the budgets,
+  and dispatches what it claimed in dequeue order. A lock or serialization conflict means
+  a peer is claiming too: back off (x2, up to 120 s) and decay (x0.9) back to the queue's
+  polling interval, with +-5 % jitter so peers drift apart.
+* A worker wakes early when this process enqueues on its queue or frees one of its slots,
+  so local work never waits for the polling interval; work enqueued elsewhere is found by
+  polling.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from .._errors import SystemDatabaseError
+from ..core.admission import QueueConfig, local_budget, next_poll_interval
+from ..sysdb.protocol import QueueContention
+from ..sysdb.records import INTERNAL_QUEUE, ClaimedWorkflow, ClaimRequest
+from ..sysdb.wakeups import queue_key
+from .dispatch import dispatch
+
+if TYPE_CHECKING:
+    from .._executor import Executor
+
+logger = logging.getLogger("dbos_trio.dequeue")
+
+SWEEP_INTERVAL_SECONDS = 1.0
+INTERNAL_QUEUE_CONFIG = QueueConfig(name=INTERNAL_QUEUE)
+
+
+@attrs.define
+class QueueSet:
+    """The queues this executor currently serves, and which have a live worker."""
+
+    served: frozenset[str] = frozenset({INTERNAL_QUEUE})
+    working: set[str] = attrs.field(factory=set)
+
+
+def served_queues(
+    executor: Executor, configs: list[QueueConfig], warned: set[str]
+) -> frozenset[str]:
+    names = {INTERNAL_QUEUE}
+    for config in configs:
+        if config.name == INTERNAL_QUEUE:
+            if INTERNAL_QUEUE not in warned:
+                warned.add(INTERNAL_QUEUE)
+                logger.warning("ignoring a stored queue row named %s", INTERNAL_QUEUE)
+            continue
+        names.add(config.name)
+    allowed = executor.config.listen_queues
+    if allowed is not None:
+        names = {name for name in names if name in allowed or name == INTERNAL_QUEUE}
+    return frozenset(names)
+
+
+async def supervise(
+    executor: Executor,
+    *,
+    sweep_interval: float = SWEEP_INTERVAL_SECONDS,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Keep one worker per served queue, sweeping every ``sweep_interval`` (Trio clock)."""
+    queues = executor.queue_set
+    warned: set[str] = set()
+    started = False
+    while True:
+        try:
+            sysdb = executor.sysdb
+            await sysdb.release_delayed(executor.app_name, executor.clock.now_ms())
+            configs = await sysdb.list_queues(executor.app_name)
+            latest = await sysdb.latest_version(executor.app_name)
+            executor.is_latest_version = latest is None or latest == executor.app_version
+            queues.served = served_queues(executor, configs, warned)
+        except SystemDatabaseError as error:
+            logger.warning("queue sweep failed (keeping the previous queue set): %s", error)
+        for name in sorted(queues.served - queues.working):
+            queues.working.add(name)
+            executor.spawn(run_worker, executor, name)
+        if not started:
+            started = True
+            task_status.started()
+        await trio.sleep(sweep_interval)
+
+
+async def run_worker(executor: Executor, queue_name: str) -> None:
+    """Claim and dispatch work for one queue until it is no longer served."""
+    queues = executor.queue_set
+    config: QueueConfig | None = None
+    config_read_at = -float("inf")
+    interval: float | None = None
+    try:
+        with executor.wakeups.subscribe(queue_key(queue_name)) as wakeup:
+            while queue_name in queues.served:
+                now = trio.current_time()
+                if config is None or now - config_read_at >= config.polling_interval_sec:
+                    config = await _read_config(executor, queue_name, config)
+                    config_read_at = now
+                    if config is None:
+                        return
+                base = config.polling_interval_sec
+                contended = False
+                try:
+                    for claimed, owner_xid in await claim_once(executor, config):
+                        await dispatch(executor, claimed, owner_xid)
+                except QueueContention:
+                    contended = True
+                except SystemDatabaseError as error:
+                    logger.warning("dequeue from %s failed: %s", queue_name, error)
+                interval = next_poll_interval(interval or base, base, contended=contended)
+                await wakeup.wait(interval * random.uniform(0.95, 1.05))
+    finally:
+        queues.working.discard(queue_name)
+
+
+async def _read_config(
+    executor: Executor, queue_name: str, previous: QueueConfig | None
+) -> QueueConfig | None:
+    if queue_name == INTERNAL_QUEUE:
+        return INTERNAL_QUEUE_CONFIG
+    try:
+        return await executor.sysdb.get_queue(queue_name)
+    except SystemDatabaseError as error:
+        logger.warning(
+            "cannot re-read queue %s (keeping its last configuration): %s", queue_name, error
+        )
+        return previous
+
+
+def _request(
+    executor: Executor, config: QueueConfig, partition: str | None, owner_xid: str
+) -> ClaimRequest:
+    limiter, partition_limiter = config.limiter, config.partition_limiter
+    return ClaimRequest(
+        queue_name=config.name,
+        partition_key=partition,
+        owner_xid=owner_xid,
+        executor_id=executor.executor_id,
+        application_version=executor.app_version,
+        application_name=executor.app_name,
+        runs_latest_version=executor.is_latest_version,
+        workflow_names=executor.workflow_names,
+        now_ms=executor.clock.now_ms(),
+        local_budget=local_budget(config, executor.running, partition),
+        global_concurrency=config.global_concurrency,
+        rate_limit_max=limiter.limit if limiter else None,
+        rate_limit_period_ms=round(limiter.period * 1000) if limiter else None,
+        partition_concurrency=config.partition_concurrency if partition is not None else None,
+        partition_rate_limit_max=(
+            partition_limiter.limit if partition_limiter and partition is not None else None
+        ),
+        partition_rate_limit_period_ms=(
+            round(partition_limiter.period * 1000)
+            if partition_limiter and partition is not None
+            else None
+        ),
+        consistent=config.has_shared_budget,
+        rate_limited=limiter is not None or partition_limiter is not None,
+    )
+
+
+async def claim_once(executor: Executor, config: QueueConfig) -> list[tuple[ClaimedWorkflow, str]]:
+    """One poll of one queue: what this executor claimed, with the claim's owner token."""
+    owner_xid = str(uuid.uuid4())
+    if not config.partitioned:
+        request = _request(executor, config, None, owner_xid)
+        if request.local_budget == 0:
+            return []
+        return [(claimed, owner_xid) for claimed in await executor.sysdb.claim(request)]
+    claimed_all: list[tuple[ClaimedWorkflow, str]] = []
+    partitions = await executor.sysdb.list_partitions(config.name)
+    random.shuffle(partitions)
+    for partition in partitions:
+        request = _request(executor, config, partition, owner_xid)
+        if local_budget(config, executor.running, None) == 0:
+            break
+        if request.local_budget == 0:
+            continue
+        try:
+            claimed = await executor.sysdb.claim(request)
+        except QueueContention:
+            continue  # a peer is on this partition; try the others
+        for row in claimed:
+            # Count claimed rows at once, so the next partition's budget sees them.
+            executor.running.add(row.queue_name, row.partition_key)
+        claimed_all.extend((row, owner_xid) for row in claimed)
+    for row, _ in claimed_all:
+        executor.running.remove(row.queue_name, row.partition_key)
+    return claimed_all
