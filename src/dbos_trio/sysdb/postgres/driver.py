@@ -104,10 +104,15 @@ async def _wait_socket(fileno: int, wait: Wait) -> Ready:
     return Ready(became_ready)
 
 
-async def _drive(gen: PQGen[RV], fileno: int) -> RV:
-    """Run a psycopg query generator to completion on ``fileno``."""
+async def _drive(gen: PQGen[RV], fileno: int, *, resume: bool = False) -> RV:
+    """Run a psycopg query generator to completion on ``fileno``.
+
+    ``resume`` continues a generator whose wait was interrupted: it is sent "nothing is
+    ready" (``Ready.NONE``, never ``None``: the compiled generators of psycopg-binary only
+    accept an integer), which makes it yield what it waits for again.
+    """
     try:
-        wait = next(gen)
+        wait = gen.send(Ready.NONE) if resume else next(gen)
         while True:
             # A socket asked for writing is nearly always writable: a zero-timeout poll is
             # much cheaper than a trip through the scheduler.
@@ -161,7 +166,7 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
         with real_time_limit(CLEANUP_LIMIT_SECONDS) as limit:
             try:
                 await self.cancel_safe(timeout=CLEANUP_LIMIT_SECONDS)
-                await _drive(gen, self.pgconn.socket)
+                await _drive(gen, self.pgconn.socket, resume=True)
             except pg_errors.QueryCanceled:
                 return
             except Exception as error:
@@ -223,19 +228,52 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
 
         A backend that was terminated (``pg_terminate_backend``, server restart) sends
         a FATAL message and closes the socket; both make the idle socket readable, so a
-        zero-timeout poll plus ``consume_input`` notices it without pinging.
+        zero-timeout poll notices it without pinging. Reading is not enough by itself:
+        libpq stops at the data it got, so the end of the stream may go unseen and the
+        FATAL message sits parsed-but-unread in its buffer. So the input is parsed (libpq
+        hands an error that arrives while idle to the notice processor, where the FATAL
+        is spotted), and read again while the socket stays readable, until the end of the
+        stream shows. NOTIFYs read on the way are kept for :meth:`notifications`.
         """
         if self.closed or self.pgconn.status == _BAD:
             return False
         if self.pgconn.transaction_status != _IDLE:
             return False
-        if _ready_now(self.pgconn.socket, Wait.R):
-            try:
-                self.pgconn.consume_input()
-            except psycopg.OperationalError:
-                return False
-            return self.pgconn.status != _BAD
-        return True
+        pgconn = self.pgconn
+        fatal = False
+        original_handler = pgconn.notice_handler
+
+        def watch_for_fatal(result: pq.abc.PGresult) -> None:
+            nonlocal fatal
+            severity = result.error_field(pq.DiagnosticField.SEVERITY_NONLOCALIZED)
+            if severity in (b"FATAL", b"PANIC"):
+                fatal = True
+            if original_handler is not None:
+                original_handler(result)
+
+        pgconn.notice_handler = watch_for_fatal
+        try:
+            # A few rounds at most: each one reads what is there; a live idle socket
+            # stops being readable at once, a dead one reaches EOF on the second read.
+            for _ in range(4):
+                if not _ready_now(pgconn.socket, Wait.R):
+                    break
+                pgconn.consume_input()
+                self._keep_notifications()
+                if fatal or pgconn.status == _BAD:
+                    return False
+        except psycopg.OperationalError:
+            return False
+        finally:
+            pgconn.notice_handler = original_handler
+        return not fatal and pgconn.status != _BAD
+
+    def _keep_notifications(self) -> None:
+        """Move NOTIFYs libpq has already read into psycopg's backlog (or its handlers)."""
+        pgconn = self.pgconn
+        while notify := pgconn.notifies():
+            if pgconn.notify_handler is not None:
+                pgconn.notify_handler(notify)
 
 
 class NotificationStream:
@@ -255,13 +293,24 @@ class NotificationStream:
     async def __anext__(self) -> psycopg.Notify:
         conn = self._conn
         while not self._buffer:
+            # NOTIFYs read while the connection ran a query (or a health check) went to
+            # psycopg's backlog, or are still parsed-but-unread in libpq's buffer.
+            if not conn.closed:
+                conn._keep_notifications()
             backlog = conn._notifies_backlog
             if backlog:
                 self._buffer.extend(backlog)
                 backlog.clear()
                 break
             async with conn.lock:
-                received = await conn.wait(generators.notifies(conn.pgconn))
+                # While we wait, psycopg's notify handler must not also append what we
+                # receive to the backlog: that would deliver every NOTIFY twice. (psycopg's
+                # own ``notifies()`` switches the backlog off the same way.)
+                saved_backlog, conn._notifies_backlog = conn._notifies_backlog, None
+                try:
+                    received = await conn.wait(generators.notifies(conn.pgconn))
+                finally:
+                    conn._notifies_backlog = saved_backlog
             encoding = conn.pgconn._encoding
             self._buffer.extend(
                 psycopg.Notify(n.relname.decode(encoding), n.extra.decode(encoding), n.be_pid)
