@@ -90,6 +90,10 @@ class Pool:
             raise PoolClosed("the connection pool is closed")
         await self._slots.acquire()
         try:
+            # The pool may have closed while this checkout waited for a slot: fail rather
+            # than open a new connection nobody will close until it comes back.
+            if self._closed:
+                raise PoolClosed("the connection pool is closed")
             conn = await self._take()
         except BaseException:
             self._slots.release()
@@ -97,8 +101,12 @@ class Pool:
         try:
             yield conn
         finally:
-            with trio.CancelScope(shield=True):
-                await self._give_back(conn)
+            try:
+                with trio.CancelScope(shield=True):
+                    await self._give_back(conn)
+            finally:
+                # Even if returning failed (or Ctrl-C landed in it), the slot is free again:
+                # a lost slot would shrink the pool for the rest of the process.
                 self._slots.release()
 
     async def _take(self) -> TrioConnection:
@@ -115,7 +123,9 @@ class Pool:
             with real_time_limit(CLEANUP_LIMIT_SECONDS):
                 try:
                     await conn.rollback()
-                except psycopg.Error as error:
+                except Exception as error:
+                    # Whatever went wrong, this connection's state is unknown: close it
+                    # rather than leak it (or its open transaction) out of the pool.
                     logger.warning("rollback on return failed (%s): closing connection", error)
                     await conn.close()
         if self._closed or conn.closed or conn.pgconn.transaction_status != _IDLE:
