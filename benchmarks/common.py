@@ -338,8 +338,8 @@ SIDE_TABLE_DDL = (
 class SideWriter:
     """Step bodies log their own executions here (S5), independently of the library.
 
-    Thread-safe: the S5 step that writes is a plain ``def`` step, which both libraries run in
-    worker threads; a few connections are shared through a queue.
+    Thread-safe: the S5 step that writes calls :meth:`record` in a worker thread (its
+    framework's ``to_thread``); a few connections are shared through a queue.
     """
 
     def __init__(self, url: str, phase: str, connections: int = 4) -> None:

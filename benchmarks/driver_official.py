@@ -80,10 +80,10 @@ async def s4_workflow(i: int) -> int:
 
 
 @step("s5_step1")
-def s5_step1(i: int) -> int:
-    # A plain def step: both libraries run it in a worker thread. It logs its own execution
-    # in a side table, so re-execution is counted without trusting the library.
-    SIDE["writer"].record(i, 1)
+async def s5_step1(i: int) -> int:
+    # Logs its own execution in a side table (a blocking insert, done in a worker thread), so
+    # re-execution is counted without trusting the library.
+    await asyncio.to_thread(SIDE["writer"].record, i, 1)
     return i
 
 

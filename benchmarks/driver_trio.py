@@ -87,11 +87,11 @@ class Bench:
             return await bench_step(i)
 
         @self.step("s5_step1")
-        def s5_step1(i: int) -> int:
-            # A plain def step: both libraries run it in a worker thread. It logs its own
-            # execution in a side table, so re-execution is counted without trusting us.
+        async def s5_step1(i: int) -> int:
+            # Logs its own execution in a side table (a blocking insert, done in a worker
+            # thread), so re-execution is counted without trusting the library.
             assert self.side is not None
-            self.side.record(i, 1)
+            await trio.to_thread.run_sync(self.side.record, i, 1)
             return i
 
         @self.step("s5_step2")
@@ -353,7 +353,8 @@ async def scenario(args: DriverArgs) -> tuple[dict[str, Any], dict[str, Any], di
             b = Bench(common.with_port(url, "127.0.0.1", proxy.port))
             b.proxy = proxy
             metrics, window, units = await run_s7(b, args)
-        return metrics, common.cpu_record(window, units, "workflow"), b.environment(url)
+        env = b.environment(url, concurrency=1)
+        return metrics, common.cpu_record(window, units, "workflow"), env
     b = Bench(url)
     if group == "S4":
         b.queue = b.dbos.register_queue(

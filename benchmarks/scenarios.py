@@ -22,7 +22,7 @@ FLOOR_METRICS = (
     "commit_ms_p99",
     "commits_per_s_1",  # the same, throughput with 1 client
     "commits_per_s_8",  # the same, throughput with 8 clients
-    "select1_ms_median",  # SELECT 1 round trip, 1 client
+    "select1_ms",  # SELECT 1 round trip, 1 client (mean: 1 / tps)
 )
 
 
@@ -211,7 +211,7 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "event_rt_ms_median",
                 "ms",
                 "lower",
-                lambda f, p: 3 * f["commit_ms_median"] + f["select1_ms_median"],
+                lambda f, p: 3 * f["commit_ms_median"] + f["select1_ms"],
                 "3 x commit + 1 SELECT",
                 vs_official=5,
             ),
