@@ -7,6 +7,7 @@ never appears in ``repr`` or logs (:func:`redact_url`).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Sequence
@@ -25,16 +26,24 @@ EXECUTOR_ID_ENV = "DBOS__VMID"
 APP_ID_ENV = "DBOS__APPID"
 DEFAULT_EXECUTOR_ID = "local"
 
-_PASSWORD_IN_URL = re.compile(r"(?P<head>^[a-z][a-z0-9+.-]*://[^:/@]*:)(?P<password>[^@]*)(?=@)")
-_PASSWORD_IN_PARAMS = re.compile(r"(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
+# In a URL, the password runs from the ':' after the user name to the last '@' before the
+# query string: passwords containing an unencoded '@' or '/' are hidden whole, not cut short.
+_PASSWORD_IN_URL = re.compile(
+    r"(?P<head>^[a-z][a-z0-9+.-]*://[^:/@?#]*:)(?P<password>[^?#]*)(?=@)", re.IGNORECASE
+)
+_PASSWORD_IN_QUERY = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+# In a libpq key-value string: password=value, or a quoted value with backslash escapes.
+_PASSWORD_IN_PARAMS = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+_URL_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 
 
 def redact_url(url: str | None) -> str:
-    """``url`` with any password replaced by ``***``."""
+    """``url`` with any password replaced by ``***`` (for ``repr`` and logs)."""
     if url is None:
         return "None"
-    url = _PASSWORD_IN_URL.sub(lambda m: f"{m['head']}***", url)
-    url = re.sub(r"([?&]password=)[^&]*", r"\1***", url, flags=re.IGNORECASE)
+    if _URL_SCHEME.match(url):
+        url = _PASSWORD_IN_URL.sub(lambda m: f"{m['head']}***", url)
+        return _PASSWORD_IN_QUERY.sub(r"\1***", url)
     return _PASSWORD_IN_PARAMS.sub(r"\1***", url)
 
 
@@ -75,8 +84,9 @@ def _check_positive_int(_: Any, attribute: attrs.Attribute[int], value: int) -> 
 
 
 def _check_positive_seconds(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise _fail(attribute.name, f"{value!r} must be a positive number of seconds")
+    # Finite too: an infinite connect timeout would never fire (and cannot arm a timer).
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise _fail(attribute.name, f"{value!r} must be a positive, finite number of seconds")
 
 
 def _check_bool(_: Any, attribute: attrs.Attribute[bool], value: bool) -> None:
