@@ -25,9 +25,9 @@ from ._registry import RegisteredWorkflow, Registry
 from ._status import StepInfo, WorkflowStatus, step_info, workflow_status
 from .core.admission import QueueConfig, RateLimit, validate_queue
 from .core.retry import RetryPolicy
-from .engine import management, queues, runtime
+from .engine import durable, events, management, messages, queues, runtime, streams
 from .engine import workflow as workflows
-from .engine.handle import WorkflowHandle, handle_for
+from .engine.handle import WorkflowHandle, handle_for, start_workflow, wait_first
 from .engine.step import StepOptions, run_step
 from .sysdb.records import WorkflowFilters
 
@@ -124,16 +124,17 @@ class DBOS:
                 func=func,
                 max_recovery_attempts=max_recovery_attempts,
                 portable=serialization == "portable",
+                native=serialization == "native",
             )
             self._registry.add_workflow(registered)
 
             @functools.wraps(func)
-            async def run_workflow(*args: P.args, **kwargs: P.kwargs) -> R:
+            def run_workflow(*args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, R]:
+                # Not async: ids are taken at the call (see workflows.call).
                 executor = _instance(dbos_ref)._require_executor(
                     f"calling workflow {registered.name}"
                 )
-                result: R = await workflows.call(executor, registered, tuple(args), dict(kwargs))
-                return result
+                return workflows.call(executor, registered, tuple(args), dict(kwargs))
 
             setattr(run_workflow, WORKFLOW_ATTRIBUTE, registered)
             return run_workflow
@@ -175,8 +176,9 @@ class DBOS:
             )
 
             @functools.wraps(func)
-            async def run_as_step(*args: P.args, **kwargs: P.kwargs) -> Any:
-                return await run_step(options, func, is_async, args, kwargs)
+            def run_as_step(*args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, Any]:
+                # Not async: the step id is taken at the call (see run_step).
+                return run_step(options, func, is_async, args, kwargs)
 
             return run_as_step
 
@@ -260,33 +262,75 @@ class DBOS:
 
     # --- starting and handles --------------------------------------------------------
 
-    async def start_workflow(
+    def start_workflow(
         self, fn: Callable[P, Awaitable[R]], *args: P.args, **kwargs: P.kwargs
-    ) -> WorkflowHandle[R]:
-        """Start ``fn`` in the executor's nursery; return once its row exists."""
+    ) -> Coroutine[Any, Any, WorkflowHandle[R]]:
+        """Start ``fn`` in the executor's nursery; return once its row exists.
+
+        Not async: inside a workflow the child's step id is taken at the call.
+        """
         executor = self._require_executor("start_workflow")
         registered, call_args = resolve_workflow(fn, args)
-        parent = workflows._parent_for_start(registered)
-        function_id = parent.reserve_id() if parent is not None else None
-        started = await workflows.start(
-            executor,
-            registered,
-            call_args,
-            dict(kwargs),
-            parent=parent,
-            parent_function_id=function_id,
-        )
-        if started.plan is None:
-            return handle_for(executor, started.workflow_id)
-        execution = executor.begin_local(started.workflow_id)
-        executor.spawn(workflows.run_detached, executor, started.plan, execution)
-        return WorkflowHandle(executor, started.workflow_id, execution)
+        return start_workflow(executor, registered, call_args, dict(kwargs))
+
+    def wait_first(
+        self, handles: Sequence[WorkflowHandle[Any]]
+    ) -> Coroutine[Any, Any, WorkflowHandle[Any]]:
+        """The first of ``handles`` whose workflow is no longer PENDING/ENQUEUED/DELAYED."""
+        executor = self._require_executor("wait_first")
+        return wait_first(executor, handles)
 
     async def retrieve_workflow(self, workflow_id: str) -> WorkflowHandle[Any]:
         executor = self._require_executor("retrieve_workflow")
         if await executor.sysdb.get_outcome(workflow_id) is None:
             raise DBOSNonExistentWorkflowError("target", workflow_id)
         return handle_for(executor, workflow_id)
+
+    # --- durable primitives ----------------------------------------------------------
+
+    async def sleep(self, seconds: float) -> None:
+        """Durable sleep (workflow only): recovery sleeps only the remainder."""
+        await durable.sleep(self._executor, seconds)
+
+    async def send(
+        self,
+        destination_id: str,
+        message: Any,
+        topic: str | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> None:
+        """Send ``message`` to a workflow; a missing destination raises."""
+        executor = self._require_executor("send")
+        await messages.send(executor, destination_id, message, topic, idempotency_key)
+
+    async def recv(self, topic: str | None = None, timeout_seconds: float = 60) -> Any:
+        """The oldest unconsumed message on ``topic`` (workflow only), or None on timeout."""
+        executor = self._require_executor("recv")
+        return await messages.recv(executor, topic, timeout_seconds)
+
+    async def set_event(self, key: str, value: Any) -> None:
+        """Publish ``key = value`` for the running workflow (from its body or a step)."""
+        executor = self._require_executor("set_event")
+        await events.set_event(executor, key, value)
+
+    async def get_event(self, workflow_id: str, key: str, timeout_seconds: float = 60) -> Any:
+        """The latest value of a workflow's event, waiting up to the timeout; None if unset."""
+        executor = self._require_executor("get_event")
+        return await events.get_event(executor, workflow_id, key, timeout_seconds)
+
+    async def write_stream(self, key: str, value: Any) -> None:
+        executor = self._require_executor("write_stream")
+        await streams.write_stream(executor, key, value)
+
+    async def close_stream(self, key: str) -> None:
+        executor = self._require_executor("close_stream")
+        await streams.close_stream(executor, key)
+
+    def read_stream(self, workflow_id: str, key: str) -> AsyncIterator[Any]:
+        """``async for value in dbos.read_stream(id, key)``: values in order until the end."""
+        executor = self._require_executor("read_stream")
+        return streams.read_stream(executor, workflow_id, key)
 
     # --- queues ----------------------------------------------------------------------
 
@@ -363,24 +407,73 @@ class DBOS:
 
     async def get_workflow_status(self, workflow_id: str) -> WorkflowStatus | None:
         executor = self._require_executor("get_workflow_status")
-        row = await executor.sysdb.get_workflow(workflow_id)
-        return None if row is None else workflow_status(executor.codec, row)
+
+        async def read() -> WorkflowStatus | None:
+            row = await executor.sysdb.get_workflow(workflow_id)
+            return None if row is None else workflow_status(executor.codec, row)
+
+        return await durable.as_step(executor, "DBOS.getStatus", read)
 
     async def list_workflow_steps(self, workflow_id: str) -> list[StepInfo]:
         executor = self._require_executor("list_workflow_steps")
-        steps = await executor.sysdb.list_steps(workflow_id)
-        return [step_info(executor.codec, workflow_id, step) for step in steps]
+
+        async def read() -> list[StepInfo]:
+            steps = await executor.sysdb.list_steps(workflow_id)
+            return [step_info(executor.codec, workflow_id, step) for step in steps]
+
+        return await durable.as_step(executor, "DBOS.listWorkflowSteps", read)
 
     async def list_workflows(self, **filters: Any) -> list[WorkflowStatus]:
         executor = self._require_executor("list_workflows")
-        rows = await executor.sysdb.list_workflows(
-            WorkflowFilters(scope_application=executor.app_name, **_normalize_filters(filters))
-        )
-        return [workflow_status(executor.codec, row) for row in rows]
+        query = WorkflowFilters(scope_application=executor.app_name, **_normalize_filters(filters))
+
+        async def read() -> list[WorkflowStatus]:
+            rows = await executor.sysdb.list_workflows(query)
+            return [workflow_status(executor.codec, row) for row in rows]
+
+        return await durable.as_step(executor, "DBOS.listWorkflows", read)
 
     async def cancel_workflow(self, workflow_id: str, *, cancel_children: bool = False) -> None:
+        """Cancel a workflow; one running here stops at once, elsewhere at its next checkpoint."""
         executor = self._require_executor("cancel_workflow")
-        await management.cancel_workflows(executor, [workflow_id], cancel_children=cancel_children)
+
+        async def cancel() -> None:
+            await management.cancel_workflows(
+                executor, [workflow_id], cancel_children=cancel_children
+            )
+
+        await durable.as_step(executor, "DBOS.cancelWorkflow", cancel)
+
+    async def resume_workflow(
+        self, workflow_id: str, *, queue_name: str | None = None
+    ) -> WorkflowHandle[Any]:
+        """Re-enqueue an unfinished workflow; it continues after its last checkpoint."""
+        executor = self._require_executor("resume_workflow")
+
+        async def resume() -> None:
+            await management.resume_workflows(executor, [workflow_id], queue_name=queue_name)
+
+        await durable.as_step(executor, "DBOS.resumeWorkflow", resume)
+        return handle_for(executor, workflow_id)
+
+    async def delete_workflow(self, workflow_id: str, *, delete_children: bool = False) -> None:
+        executor = self._require_executor("delete_workflow")
+
+        async def delete() -> None:
+            await management.delete_workflows(
+                executor, [workflow_id], delete_children=delete_children
+            )
+
+        await durable.as_step(executor, "DBOS.deleteWorkflow", delete)
+
+    async def set_workflow_delay(self, workflow_id: str, *, delay_seconds: float) -> None:
+        """Move a DELAYED workflow's start to ``delay_seconds`` from now."""
+        executor = self._require_executor("set_workflow_delay")
+
+        async def delay() -> None:
+            await management.set_workflow_delay(executor, workflow_id, delay_seconds)
+
+        await durable.as_step(executor, "DBOS.setWorkflowDelay", delay)
 
 
 def _instance(dbos_ref: weakref.ref[DBOS]) -> DBOS:

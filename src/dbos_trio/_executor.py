@@ -74,7 +74,7 @@ class Executor:
         self.identity = identity
         self.clock = clock
         self.codec = Codec(config.serializer)
-        self.wakeups = WakeupRegistry()
+        self.wakeups = sysdb.wakeups
         self.local: dict[str, LocalExecution] = {}
         self.is_latest_version = True
         self._nursery: trio.Nursery | None = None
@@ -116,7 +116,7 @@ class Executor:
         self.wakeups.wake(outcome_key(execution.workflow_id))
 
 
-async def _open_system_database(config: Config) -> SystemDatabase:
+async def _open_system_database(config: Config, wakeups: WakeupRegistry) -> SystemDatabase:
     url = config.resolved_database_url()
     if url.startswith(("postgresql://", "postgres://")):
         from .sysdb.postgres.backend import PostgresSystemDatabase
@@ -128,6 +128,8 @@ async def _open_system_database(config: Config) -> SystemDatabase:
             connect_timeout=config.connect_timeout,
             run_migrations=config.run_migrations,
             use_listen_notify=config.use_listen_notify,
+            wakeups=wakeups,
+            notification_coalesce=config.notification_coalesce,
         )
     raise DBOSInitializationError(
         f"unsupported system database URL {redact_url(url)!r}: use a postgresql:// URL"
@@ -144,7 +146,7 @@ async def open_executor(
     identity = resolve_identity(config, registry.all())
     registry.freeze()
     try:
-        sysdb = await _open_system_database(config)
+        sysdb = await _open_system_database(config, WakeupRegistry())
         try:
             executor = Executor(
                 config=config,

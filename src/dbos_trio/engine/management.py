@@ -11,6 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .._errors import DBOSNonExistentWorkflowError
+from ..sysdb.records import INTERNAL_QUEUE
+from ..sysdb.wakeups import queue_key
+from .timeouts import stop_local
+
 if TYPE_CHECKING:
     from .._executor import Executor
 
@@ -25,12 +30,50 @@ async def cancel_workflows(
         now = executor.clock.now_ms()
         changed = await executor.sysdb.cancel_workflows(level, now)
         cancelled.extend(changed)
-        for workflow_id in changed:
-            execution = executor.local.get(workflow_id)
-            if execution is not None:
-                execution.cancel_requested = True
-                execution.scope.cancel()
+        stop_local(executor, changed)
         if not cancel_children:
             break
         level = await executor.sysdb.list_children(level)
     return cancelled
+
+
+async def descendants(executor: Executor, workflow_ids: Sequence[str]) -> list[str]:
+    """Every workflow below these through ``parent_workflow_id``, breadth first."""
+    found: list[str] = []
+    seen = set(workflow_ids)
+    level = list(workflow_ids)
+    while level:
+        level = [c for c in await executor.sysdb.list_children(level) if c not in seen]
+        seen.update(level)
+        found.extend(level)
+    return found
+
+
+async def resume_workflows(
+    executor: Executor, workflow_ids: Sequence[str], *, queue_name: str | None = None
+) -> list[str]:
+    """Re-enqueue unfinished workflows (attempts reset); a missing id raises."""
+    ids = list(workflow_ids)
+    existing = await executor.sysdb.existing_workflows(ids)
+    for workflow_id in ids:
+        if workflow_id not in existing:
+            raise DBOSNonExistentWorkflowError("target", workflow_id)
+    resumed = await executor.sysdb.resume_workflows(ids, queue_name, executor.clock.now_ms())
+    executor.wakeups.wake(queue_key(queue_name or INTERNAL_QUEUE))
+    return resumed
+
+
+async def delete_workflows(
+    executor: Executor, workflow_ids: Sequence[str], *, delete_children: bool = False
+) -> None:
+    ids = list(workflow_ids)
+    if delete_children:
+        ids.extend(await descendants(executor, ids))
+    await executor.sysdb.delete_workflows(ids)
+
+
+async def set_workflow_delay(executor: Executor, workflow_id: str, delay_seconds: float) -> bool:
+    now = executor.clock.now_ms()
+    return await executor.sysdb.set_workflow_delay(
+        workflow_id, now + round(delay_seconds * 1000), now
+    )

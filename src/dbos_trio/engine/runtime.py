@@ -1,7 +1,9 @@
 """What a launch starts, in order, once the system database is ready.
 
-Queues declared before launch are upserted, abandoned work is re-enqueued (before launch
-returns), and the dequeue supervisor starts in the executor's nursery.
+The backend's own tasks (LISTEN listener, NOTIFY notifier) start first, so no wakeup is
+missed; then queues declared before launch are upserted, abandoned work is re-enqueued
+(before launch returns), and the dequeue supervisor and the timeout sweep start. All of
+them are tasks of the executor's nursery.
 """
 
 from __future__ import annotations
@@ -9,13 +11,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.admission import QueueConfig
-from . import dequeue, queues, recovery
+from . import dequeue, queues, recovery, timeouts
 
 if TYPE_CHECKING:
     from .._executor import Executor
 
 
 async def start(executor: Executor, declared_queues: list[QueueConfig]) -> None:
+    for task in executor.sysdb.background_tasks():
+        await executor.nursery.start(task)
     await queues.register_queues(executor, declared_queues)
     executor.recovered_count = await recovery.reenqueue_abandoned(executor)
     await executor.nursery.start(dequeue.supervise, executor)
+    await executor.nursery.start(timeouts.sweep, executor)

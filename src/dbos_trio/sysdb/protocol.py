@@ -17,10 +17,12 @@ Error contract for methods that write on behalf of a running workflow (``owner_x
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from ..core.admission import QueueConfig
 from .records import (
+    Caller,
     ClaimedWorkflow,
     ClaimRequest,
     InitResult,
@@ -28,9 +30,14 @@ from .records import (
     Outcome,
     ParentStep,
     RecordedStep,
+    StreamBatch,
     WorkflowFilters,
     WorkflowRow,
 )
+from .wakeups import WakeupRegistry
+
+# Background work a backend needs for its lifetime; started by the executor in its nursery.
+BackgroundTask = Callable[..., Awaitable[None]]
 
 
 class QueueContention(Exception):
@@ -46,7 +53,20 @@ class SystemDatabase(Protocol):
     # --- lifecycle -------------------------------------------------------------------
 
     async def close(self) -> None:
-        """Release every connection. Idempotent."""
+        """Flush pending notifications, then release every connection. Idempotent."""
+
+    wakeups: WakeupRegistry
+
+    def background_tasks(self) -> list[BackgroundTask]:
+        """Tasks to run for the executor's lifetime (``task_status``-aware), e.g. LISTEN."""
+
+    @property
+    def recheck_interval(self) -> float:
+        """How long a waiter may wait before looking at the database again.
+
+        Long (60 s) while a listener is known to deliver notifications, short (1 s)
+        otherwise: a notification is only ever a hint, the re-check is what delivers.
+        """
 
     async def register_application_version(self, application_name: str, version: str) -> bool:
         """Record that ``version`` of the application runs; True if it is the latest."""
@@ -151,3 +171,68 @@ class SystemDatabase(Protocol):
 
     async def dead_letter(self, workflow_id: str, observed_attempts: int, now_ms: int) -> bool:
         """Park a PENDING row as MAX_RECOVERY_ATTEMPTS_EXCEEDED; False if it changed meanwhile."""
+
+    # --- messages, events, streams ---------------------------------------------------
+
+    async def send(
+        self,
+        *,
+        destination_id: str,
+        topic: str,
+        message: str,
+        serialization: str | None,
+        message_uuid: str,
+        now_ms: int,
+        caller: Caller | None,
+    ) -> None:
+        """Insert a message (at most once per ``message_uuid``), with the caller's
+        ``DBOS.send`` checkpoint. A missing destination raises
+        :class:`~dbos_trio._errors.DBOSNonExistentWorkflowError`."""
+
+    async def has_message(self, workflow_id: str, topic: str) -> bool: ...
+
+    async def consume_message(
+        self, caller: Caller, topic: str, now_ms: int
+    ) -> tuple[str, str | None] | None:
+        """Consume the oldest unconsumed message on the topic and record it as the
+        caller's ``DBOS.recv`` checkpoint; None (and nothing recorded) if there is none."""
+
+    async def set_event(
+        self, caller: Caller, key: str, value: str, serialization: str | None, now_ms: int
+    ) -> None:
+        """Upsert the event and its history row (and the ``DBOS.setEvent`` checkpoint)."""
+
+    async def get_event(self, workflow_id: str, key: str) -> tuple[str, str | None] | None: ...
+
+    async def write_stream(
+        self,
+        caller: Caller,
+        key: str,
+        value: str,
+        serialization: str | None,
+        now_ms: int,
+        *,
+        step_name: str,
+    ) -> None:
+        """Append at the next offset (and record ``step_name`` as the caller's checkpoint)."""
+
+    async def read_stream(
+        self, workflow_id: str, key: str, offset: int, limit: int
+    ) -> StreamBatch: ...
+
+    # --- timeouts and management -----------------------------------------------------
+
+    async def sweep_timeouts(self, application_name: str, now_ms: int) -> list[str]:
+        """Cancel expired workflows of the application; one executor at a time sweeps."""
+
+    async def existing_workflows(self, workflow_ids: list[str]) -> set[str]: ...
+
+    async def resume_workflows(
+        self, workflow_ids: list[str], queue_name: str | None, now_ms: int
+    ) -> list[str]: ...
+
+    async def delete_workflows(self, workflow_ids: list[str]) -> None: ...
+
+    async def set_workflow_delay(
+        self, workflow_id: str, delay_until_ms: int, now_ms: int
+    ) -> bool: ...

@@ -238,3 +238,28 @@ class ClaimedWorkflow:
     partition_key: str | None
     priority: int
     created_at: int
+
+
+@attrs.frozen(kw_only=True)
+class Caller:
+    """The workflow execution on whose behalf a write is made, and its checkpoint slot.
+
+    Writes taking a ``Caller`` are fenced by ``owner_xid`` and, when ``record`` is true,
+    record their checkpoint at ``function_id`` in the same transaction. From inside a step
+    the write is fenced but not recorded (the step's own checkpoint covers it).
+    """
+
+    workflow_id: str
+    owner_xid: str
+    function_id: int
+    started_at_ms: int
+    application_name: str | None
+    record: bool = True
+
+
+@attrs.frozen(kw_only=True)
+class StreamBatch:
+    """Consecutive stream values from an offset, and the writer's status (None: no writer)."""
+
+    writer_status: str | None
+    values: tuple[tuple[int, str, str | None], ...]  # (offset, value, serialization)

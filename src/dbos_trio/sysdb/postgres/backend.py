@@ -16,6 +16,7 @@ Invariants, and why:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -30,6 +31,7 @@ from psycopg import sql
 from ..._errors import (
     DBOSException,
     DBOSInitializationError,
+    DBOSNonExistentWorkflowError,
     DBOSQueueDeduplicatedError,
     DBOSStepNondeterminismError,
     DBOSWorkflowCancelledError,
@@ -37,9 +39,10 @@ from ..._errors import (
     SystemDatabaseError,
 )
 from ...core.admission import QueueConfig, RateLimit
-from ..protocol import QueueContention
+from ..protocol import BackgroundTask, QueueContention
 from ..records import (
     CANCELLED,
+    Caller,
     ClaimedWorkflow,
     ClaimRequest,
     InitResult,
@@ -47,11 +50,15 @@ from ..records import (
     Outcome,
     ParentStep,
     RecordedStep,
+    StreamBatch,
     WorkflowFilters,
     WorkflowRow,
 )
+from ..wakeups import WakeupRegistry, event_key, message_key, stream_key
 from . import migrate
 from .driver import TrioConnection
+from .listener import POLLING_RECHECK_SECONDS, Listener
+from .notifier import Notifier
 from .pool import Pool
 from .queries import Queries
 
@@ -72,10 +79,29 @@ def is_transient(error: BaseException) -> bool:
 class PostgresSystemDatabase:
     """System database on PostgreSQL, through a Trio-native psycopg pool."""
 
-    def __init__(self, pool: Pool, schema: str) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        schema: str,
+        *,
+        wakeups: WakeupRegistry | None = None,
+        use_listen_notify: bool = True,
+        notification_coalesce: float = 0.01,
+    ) -> None:
         self._pool = pool
         self.schema = schema
         self.q = Queries(schema)
+        self.wakeups = wakeups if wakeups is not None else WakeupRegistry()
+        self.listener = Listener(pool, self.wakeups) if use_listen_notify else None
+        self.notifier = Notifier(
+            pool,
+            self.wakeups,
+            window=notification_coalesce,
+            push=use_listen_notify,
+            notify_sql=self.q.notify_batch,
+        )
+        # A stable 64-bit key per (schema, application) for the timeout-sweep leader lock.
+        self._sweep_lock_keys: dict[str, int] = {}
         self._claims = {
             (consistent, partitioned): self.q.claim.replace(
                 "{lock}", "NOWAIT" if consistent else "SKIP LOCKED"
@@ -96,6 +122,8 @@ class PostgresSystemDatabase:
         connect_timeout: float,
         run_migrations: bool,
         use_listen_notify: bool,
+        wakeups: WakeupRegistry | None = None,
+        notification_coalesce: float = 0.01,
     ) -> PostgresSystemDatabase:
         """Connect, then migrate (or only verify) the schema. Fails fast on a bad URL."""
         pool = Pool(url, max_size=max_connections, connect_timeout=connect_timeout)
@@ -115,10 +143,30 @@ class PostgresSystemDatabase:
             with trio.CancelScope(shield=True):
                 await pool.close()
             raise
-        return cls(pool, schema)
+        return cls(
+            pool,
+            schema,
+            wakeups=wakeups,
+            use_listen_notify=use_listen_notify,
+            notification_coalesce=notification_coalesce,
+        )
 
     async def close(self) -> None:
+        if not self._pool.closed:
+            await self.notifier.flush()
         await self._pool.close()
+
+    def background_tasks(self) -> list[BackgroundTask]:
+        tasks: list[BackgroundTask] = [self.notifier.run]
+        if self.listener is not None:
+            tasks.append(self.listener.run)
+        return tasks
+
+    @property
+    def recheck_interval(self) -> float:
+        if self.listener is None:
+            return POLLING_RECHECK_SECONDS
+        return self.listener.recheck_interval
 
     @property
     def pool(self) -> Pool:
@@ -512,6 +560,199 @@ class PostgresSystemDatabase:
         changed = await self._execute(
             self.q.dead_letter,
             {"workflow_id": workflow_id, "observed_attempts": observed_attempts, "now": now_ms},
+        )
+        return changed > 0
+
+    # --- messages, events, streams ---------------------------------------------------
+
+    async def _fenced_write(self, query: str, params: dict[str, Any], caller: Caller) -> None:
+        """Run a fenced write; raise cancelled/conflict if the caller no longer owns it."""
+        row = await self._fetchone(query, params)
+        if row is None or row[0] == 0:
+            await self._raise_lost_ownership(caller.workflow_id, caller.owner_xid)
+
+    async def send(
+        self,
+        *,
+        destination_id: str,
+        topic: str,
+        message: str,
+        serialization: str | None,
+        message_uuid: str,
+        now_ms: int,
+        caller: Caller | None,
+    ) -> None:
+        params = {
+            "caller_id": caller.workflow_id if caller is not None else None,
+            "owner_xid": caller.owner_xid if caller is not None else None,
+            "function_id": caller.function_id if caller is not None else None,
+            "function_name": "DBOS.send",
+            "application_name": caller.application_name if caller is not None else None,
+            "message_uuid": message_uuid,
+            "destination_id": destination_id,
+            "topic": topic,
+            "message": message,
+            "serialization": serialization,
+            "now": now_ms,
+        }
+        try:
+            row = await self._fetchone(self.q.send_message, params)
+        except SystemDatabaseError as error:
+            if isinstance(error.__cause__, pg_errors.ForeignKeyViolation):
+                raise DBOSNonExistentWorkflowError("`send` destination", destination_id) from None
+            raise
+        if caller is not None and (row is None or row[0] == 0):
+            await self._raise_lost_ownership(caller.workflow_id, caller.owner_xid)
+        # The notifications trigger pushes the NOTIFY; waiters here need no round trip.
+        self.wakeups.wake(message_key(destination_id, topic))
+
+    async def has_message(self, workflow_id: str, topic: str) -> bool:
+        row = await self._fetchone(self.q.has_message, {"workflow_id": workflow_id, "topic": topic})
+        return bool(row and row[0])
+
+    async def consume_message(
+        self, caller: Caller, topic: str, now_ms: int
+    ) -> tuple[str, str | None] | None:
+        row = await self._fetchone(
+            self.q.consume_message,
+            {
+                "workflow_id": caller.workflow_id,
+                "owner_xid": caller.owner_xid,
+                "function_id": caller.function_id,
+                "topic": topic,
+                "started_at": caller.started_at_ms,
+                "now": now_ms,
+                "application_name": caller.application_name,
+            },
+        )
+        assert row is not None
+        if row[0] == 0:
+            await self._raise_lost_ownership(caller.workflow_id, caller.owner_xid)
+        if row[1] is None:
+            return None
+        return row[1], row[2]
+
+    async def set_event(
+        self, caller: Caller, key: str, value: str, serialization: str | None, now_ms: int
+    ) -> None:
+        params = {
+            "workflow_id": caller.workflow_id,
+            "owner_xid": caller.owner_xid,
+            "function_id": caller.function_id,
+            "key": key,
+            "value": value,
+            "serialization": serialization,
+            "now": now_ms,
+            "application_name": caller.application_name,
+            "record": caller.record,
+        }
+        await self._fenced_write(self.q.set_event, params, caller)
+        payload = caller.workflow_id + "::" + key
+        self.notifier.publish(
+            "dbos_workflow_events_channel", payload, event_key(caller.workflow_id, key)
+        )
+
+    async def get_event(self, workflow_id: str, key: str) -> tuple[str, str | None] | None:
+        row = await self._fetchone(self.q.get_event, {"workflow_id": workflow_id, "key": key})
+        return None if row is None else (row[0], row[1])
+
+    async def write_stream(
+        self,
+        caller: Caller,
+        key: str,
+        value: str,
+        serialization: str | None,
+        now_ms: int,
+        *,
+        step_name: str,
+    ) -> None:
+        params = {
+            "workflow_id": caller.workflow_id,
+            "owner_xid": caller.owner_xid,
+            "function_id": caller.function_id,
+            "function_name": step_name,
+            "key": key,
+            "value": value,
+            "serialization": serialization,
+            "now": now_ms,
+            "application_name": caller.application_name,
+            "record": caller.record,
+        }
+        for attempt in range(20):
+            try:
+                await self._fenced_write(self.q.write_stream, params, caller)
+                break
+            except SystemDatabaseError as error:
+                # Another writer of this workflow took the same offset first: take the next.
+                if not isinstance(error.__cause__, pg_errors.UniqueViolation) or attempt == 19:
+                    raise
+                await trio.sleep(0.01 * (attempt + 1))
+        payload = caller.workflow_id + "::" + key
+        self.notifier.publish("dbos_streams_channel", payload, stream_key(caller.workflow_id, key))
+
+    async def read_stream(self, workflow_id: str, key: str, offset: int, limit: int) -> StreamBatch:
+        rows = await self._fetchall(
+            self.q.read_stream,
+            {"workflow_id": workflow_id, "key": key, "offset": offset, "limit": limit},
+        )
+        if not rows:
+            return StreamBatch(writer_status=None, values=())
+        values: list[tuple[int, str, str | None]] = []
+        expected = offset
+        for _status, found_offset, value, serialization in rows:
+            if found_offset is None or found_offset != expected:
+                break  # only a contiguous run from the offset can be delivered
+            values.append((found_offset, value, serialization))
+            expected += 1
+        return StreamBatch(writer_status=rows[0][0], values=tuple(values))
+
+    # --- timeouts and management -----------------------------------------------------
+
+    def _sweep_lock_key(self, application_name: str) -> int:
+        key = self._sweep_lock_keys.get(application_name)
+        if key is None:
+            digest = hashlib.sha256(
+                f"dbos.background_job.{self.schema}.{application_name}.background_jobs".encode()
+            ).digest()
+            key = int.from_bytes(digest[:8], "big", signed=True)
+            self._sweep_lock_keys[application_name] = key
+        return key
+
+    async def sweep_timeouts(self, application_name: str, now_ms: int) -> list[str]:
+        async with self.transaction() as conn:
+            cur = await conn.execute(
+                self.q.try_timeout_sweep_lock,
+                {"lock_key": self._sweep_lock_key(application_name)},
+            )
+            leader = await cur.fetchone()
+            if not (leader and leader[0]):
+                return []
+            cur = await conn.execute(
+                self.q.sweep_timeouts, {"application_name": application_name, "now": now_ms}
+            )
+            rows = await cur.fetchall()
+        return [row[0] for row in rows]
+
+    async def existing_workflows(self, workflow_ids: list[str]) -> set[str]:
+        rows = await self._fetchall(self.q.existing_workflows, {"workflow_ids": workflow_ids})
+        return {row[0] for row in rows}
+
+    async def resume_workflows(
+        self, workflow_ids: list[str], queue_name: str | None, now_ms: int
+    ) -> list[str]:
+        rows = await self._fetchall(
+            self.q.resume_workflows,
+            {"workflow_ids": workflow_ids, "queue_name": queue_name, "now": now_ms},
+        )
+        return [row[0] for row in rows]
+
+    async def delete_workflows(self, workflow_ids: list[str]) -> None:
+        await self._execute(self.q.delete_workflows, {"workflow_ids": workflow_ids})
+
+    async def set_workflow_delay(self, workflow_id: str, delay_until_ms: int, now_ms: int) -> bool:
+        changed = await self._execute(
+            self.q.set_workflow_delay,
+            {"workflow_id": workflow_id, "delay_until": delay_until_ms, "now": now_ms},
         )
         return changed > 0
 

@@ -369,3 +369,207 @@ SET status = 'MAX_RECOVERY_ATTEMPTS_EXCEEDED', owner_xid = NULL, deduplication_i
     started_at_epoch_ms = NULL, queue_name = NULL, updated_at = %(now)s, completed_at = %(now)s
 WHERE workflow_uuid = %(workflow_id)s AND status = 'PENDING'
   AND recovery_attempts >= %(observed_attempts)s
+
+-- name: send_message
+-- A message, and (from a workflow) its DBOS.send checkpoint, in one fenced statement.
+-- The idempotent message id makes a retried send insert nothing. A destination that does
+-- not exist fails the whole statement on the foreign key. The migration-1 trigger NOTIFYs
+-- receivers when it commits.
+WITH owner AS (
+    SELECT workflow_uuid FROM {schema}.workflow_status
+    WHERE %(caller_id)s::text IS NOT NULL
+      AND workflow_uuid = %(caller_id)s AND owner_xid = %(owner_xid)s
+    FOR NO KEY UPDATE
+), allowed AS (
+    SELECT 1 AS ok WHERE %(caller_id)s::text IS NULL OR EXISTS (SELECT 1 FROM owner)
+), sent AS (
+    INSERT INTO {schema}.notifications (
+        message_uuid, destination_uuid, topic, message, created_at_epoch_ms, serialization
+    )
+    SELECT %(message_uuid)s, %(destination_id)s, %(topic)s, %(message)s, %(now)s,
+           %(serialization)s
+    FROM allowed
+    ON CONFLICT (message_uuid) DO NOTHING
+), checkpoint AS (
+    INSERT INTO {schema}.operation_outputs (
+        workflow_uuid, function_id, function_name, started_at_epoch_ms, completed_at_epoch_ms,
+        application_name
+    )
+    SELECT workflow_uuid, %(function_id)s, %(function_name)s, %(now)s, %(now)s,
+           %(application_name)s
+    FROM owner
+    ON CONFLICT (workflow_uuid, function_id) DO NOTHING
+)
+SELECT count(*) FROM allowed
+
+-- name: has_message
+-- Whether an unconsumed message waits on (destination, topic): the cheap look a waiting
+-- receiver takes before paying for a consume.
+SELECT EXISTS (
+    SELECT 1 FROM {schema}.notifications
+    WHERE destination_uuid = %(workflow_id)s AND topic = %(topic)s AND NOT consumed
+)
+
+-- name: consume_message
+-- Receive: mark the oldest unconsumed message on the topic consumed (by this step id) and
+-- record it as the DBOS.recv checkpoint, in one fenced statement. Messages are marked,
+-- never deleted (a rewind can un-consume them). Nothing comes back when there is no
+-- message; "owned" says whether the fence held.
+WITH owner AS (
+    SELECT workflow_uuid FROM {schema}.workflow_status
+    WHERE workflow_uuid = %(workflow_id)s AND owner_xid = %(owner_xid)s
+    FOR NO KEY UPDATE
+), oldest AS (
+    SELECT message_uuid FROM {schema}.notifications
+    WHERE destination_uuid = %(workflow_id)s AND topic = %(topic)s AND NOT consumed
+      AND EXISTS (SELECT 1 FROM owner)
+    ORDER BY created_at_epoch_ms ASC
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+), consumed AS (
+    UPDATE {schema}.notifications AS n
+    SET consumed = TRUE, consumed_by_function_id = %(function_id)s
+    FROM oldest WHERE n.message_uuid = oldest.message_uuid
+    RETURNING n.message, n.serialization
+), checkpoint AS (
+    INSERT INTO {schema}.operation_outputs (
+        workflow_uuid, function_id, function_name, output, serialization,
+        started_at_epoch_ms, completed_at_epoch_ms, application_name
+    )
+    SELECT %(workflow_id)s, %(function_id)s, 'DBOS.recv', message, serialization,
+           %(started_at)s, %(now)s, %(application_name)s
+    FROM consumed
+    ON CONFLICT (workflow_uuid, function_id) DO NOTHING
+)
+SELECT (SELECT count(*) FROM owner), consumed.message, consumed.serialization
+FROM (SELECT 1) AS one LEFT JOIN consumed ON TRUE
+
+-- name: set_event
+-- Publish an event: the latest value per key, its history row at the step id, and (from a
+-- workflow) the DBOS.setEvent checkpoint, in one fenced statement. Readers are pushed a
+-- NOTIFY by the coalescing notifier after it commits.
+WITH owner AS (
+    SELECT workflow_uuid FROM {schema}.workflow_status
+    WHERE workflow_uuid = %(workflow_id)s AND owner_xid = %(owner_xid)s
+    FOR NO KEY UPDATE
+), latest AS (
+    INSERT INTO {schema}.workflow_events (workflow_uuid, key, value, serialization)
+    SELECT workflow_uuid, %(key)s, %(value)s, %(serialization)s FROM owner
+    ON CONFLICT (workflow_uuid, key)
+    DO UPDATE SET value = excluded.value, serialization = excluded.serialization
+), history AS (
+    INSERT INTO {schema}.workflow_events_history (
+        workflow_uuid, function_id, key, value, serialization
+    )
+    SELECT workflow_uuid, %(function_id)s, %(key)s, %(value)s, %(serialization)s FROM owner
+    ON CONFLICT (workflow_uuid, function_id, key)
+    DO UPDATE SET value = excluded.value, serialization = excluded.serialization
+), checkpoint AS (
+    INSERT INTO {schema}.operation_outputs (
+        workflow_uuid, function_id, function_name, started_at_epoch_ms, completed_at_epoch_ms,
+        application_name
+    )
+    SELECT workflow_uuid, %(function_id)s, 'DBOS.setEvent', %(now)s, %(now)s,
+           %(application_name)s
+    FROM owner WHERE %(record)s
+    ON CONFLICT (workflow_uuid, function_id) DO NOTHING
+)
+SELECT count(*) FROM owner
+
+-- name: get_event
+SELECT value, serialization FROM {schema}.workflow_events
+WHERE workflow_uuid = %(workflow_id)s AND key = %(key)s
+
+-- name: write_stream
+-- Append to a stream at the next offset (from 0) and (from a workflow) record the
+-- DBOS.writeStream/closeStream checkpoint, in one fenced statement. A concurrent writer
+-- may take the same offset first: the primary key rejects it and the caller retries.
+WITH owner AS (
+    SELECT workflow_uuid FROM {schema}.workflow_status
+    WHERE workflow_uuid = %(workflow_id)s AND owner_xid = %(owner_xid)s
+    FOR NO KEY UPDATE
+), appended AS (
+    INSERT INTO {schema}.streams (workflow_uuid, key, value, "offset", function_id, serialization)
+    SELECT workflow_uuid, %(key)s, %(value)s,
+           COALESCE((SELECT max("offset") FROM {schema}.streams
+                     WHERE workflow_uuid = %(workflow_id)s AND key = %(key)s), -1) + 1,
+           %(function_id)s, %(serialization)s
+    FROM owner
+), checkpoint AS (
+    INSERT INTO {schema}.operation_outputs (
+        workflow_uuid, function_id, function_name, started_at_epoch_ms, completed_at_epoch_ms,
+        application_name
+    )
+    SELECT workflow_uuid, %(function_id)s, %(function_name)s, %(now)s, %(now)s,
+           %(application_name)s
+    FROM owner WHERE %(record)s
+    ON CONFLICT (workflow_uuid, function_id) DO NOTHING
+)
+SELECT count(*) FROM owner
+
+-- name: read_stream
+-- Up to a batch of stream values from an offset, with the writer's status in the same
+-- round trip (no status: the writer does not exist).
+SELECT ws.status, s."offset", s.value, s.serialization
+FROM {schema}.workflow_status AS ws
+LEFT JOIN {schema}.streams AS s
+       ON s.workflow_uuid = ws.workflow_uuid AND s.key = %(key)s
+      AND s."offset" >= %(offset)s AND s."offset" < %(offset)s + %(limit)s
+WHERE ws.workflow_uuid = %(workflow_id)s
+ORDER BY s."offset"
+
+-- name: try_timeout_sweep_lock
+-- One executor per application sweeps timeouts at a time: a transaction-scoped advisory
+-- lock keyed by schema and application, released when the sweep's transaction ends.
+SELECT pg_try_advisory_xact_lock(%(lock_key)s)
+
+-- name: sweep_timeouts
+-- Cancel workflows of this application (or unclaimed) whose deadline has passed.
+UPDATE {schema}.workflow_status
+SET status = 'CANCELLED', owner_xid = NULL, queue_name = NULL, deduplication_id = NULL,
+    started_at_epoch_ms = NULL, updated_at = %(now)s, completed_at = %(now)s
+WHERE workflow_uuid IN (
+    SELECT workflow_uuid FROM {schema}.workflow_status
+    WHERE status IN ('ENQUEUED', 'PENDING', 'DELAYED')
+      AND workflow_deadline_epoch_ms IS NOT NULL AND workflow_deadline_epoch_ms <= %(now)s
+      AND (application_name = %(application_name)s OR application_name IS NULL)
+    ORDER BY workflow_deadline_epoch_ms
+    LIMIT 1000
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING workflow_uuid
+
+-- name: existing_workflows
+SELECT workflow_uuid FROM {schema}.workflow_status WHERE workflow_uuid = ANY(%(workflow_ids)s)
+
+-- name: resume_workflows
+-- Re-enqueue unfinished workflows (attempts reset, deadline re-armed at dequeue); their
+-- checkpoints stay, so the re-run skips completed steps.
+UPDATE {schema}.workflow_status
+SET status = 'ENQUEUED', owner_xid = NULL,
+    queue_name = COALESCE(%(queue_name)s, '_dbos_internal_queue'), recovery_attempts = 0,
+    workflow_deadline_epoch_ms = NULL, deduplication_id = NULL, started_at_epoch_ms = NULL,
+    updated_at = %(now)s, completed_at = NULL
+WHERE workflow_uuid = ANY(%(workflow_ids)s) AND status NOT IN ('SUCCESS', 'ERROR')
+RETURNING workflow_uuid
+
+-- name: delete_workflows
+-- Payload and step tables have no foreign key to workflow_status (migration 112), so they
+-- are deleted explicitly; messages, events and streams go by cascade.
+WITH inputs AS (
+    DELETE FROM {schema}.workflow_input WHERE workflow_uuid = ANY(%(workflow_ids)s)
+), outputs AS (
+    DELETE FROM {schema}.workflow_output WHERE workflow_uuid = ANY(%(workflow_ids)s)
+), steps AS (
+    DELETE FROM {schema}.operation_outputs WHERE workflow_uuid = ANY(%(workflow_ids)s)
+)
+DELETE FROM {schema}.workflow_status WHERE workflow_uuid = ANY(%(workflow_ids)s)
+
+-- name: set_workflow_delay
+UPDATE {schema}.workflow_status
+SET delay_until_epoch_ms = %(delay_until)s, updated_at = %(now)s
+WHERE workflow_uuid = %(workflow_id)s AND status = 'DELAYED'
+
+-- name: notify_batch
+-- One NOTIFY per payload of a coalesced batch, in one statement per channel.
+SELECT pg_notify(%(channel)s, payload) FROM unnest(%(payloads)s::text[]) AS payload

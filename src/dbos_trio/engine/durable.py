@@ -1,0 +1,137 @@
+"""Shared pieces of the durable primitives: durable sleep, deadlines, the wait loop.
+
+Invariants, and why:
+
+* A durable wait's deadline is a checkpoint: ``DBOS.sleep`` records the wake-up time
+  (epoch seconds, portable JSON) before waiting, so an execution recovered after a crash
+  waits only for what remains. ``recv`` and ``get_event`` keep their timeout this way at
+  the step id after their own.
+* Every wait reads Trio's clock (through :class:`~dbos_trio._clock.Clock`), never the wall
+  clock, so a ``MockClock`` drives durable sleeps and timeouts in tests.
+* A wait is "subscribe, look, wait a bounded slice, look again": the subscription exists
+  before the first look, and the slice is bounded by the backend's re-check interval, so
+  a lost notification costs at most one interval, never the result.
+* A management call made from a workflow body is itself a checkpoint (``as_step``): its
+  result is recorded, so a replay returns the same answer instead of asking again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import trio
+
+from .._context import WorkflowContext, current_step, workflow_outside_steps
+from .._errors import DBOSException, SystemDatabaseError
+from .._serialization import PORTABLE_JSON
+from ..sysdb.records import Caller
+from . import checkpoint
+
+if TYPE_CHECKING:
+    from .._executor import Executor
+
+T = TypeVar("T")
+
+SLEEP = "DBOS.sleep"
+
+
+def caller_for(
+    executor: Executor, ctx: WorkflowContext, function_id: int, *, record: bool = True
+) -> Caller:
+    return Caller(
+        workflow_id=ctx.workflow_id,
+        owner_xid=ctx.owner_xid,
+        function_id=function_id,
+        started_at_ms=executor.clock.now_ms(),
+        application_name=executor.app_name,
+        record=record,
+    )
+
+
+async def durable_wake_time(
+    executor: Executor, ctx: WorkflowContext, function_id: int, seconds: float
+) -> float:
+    """The wake-up time checkpointed at ``function_id``: recorded now, or read back."""
+    recorded = checkpoint.replayed(ctx, function_id, SLEEP)
+    if recorded is not None:
+        return float(executor.codec.decode(recorded.output, recorded.serialization))
+    started = executor.clock.now_ms()
+    wake = executor.clock.now() + seconds
+    await checkpoint.record(
+        executor,
+        ctx,
+        function_id,
+        SLEEP,
+        started_at_ms=started,
+        output=executor.codec.encode(wake, PORTABLE_JSON),
+        serialization=PORTABLE_JSON,
+        completed_at_ms=int(wake * 1000),
+    )
+    return wake
+
+
+async def sleep(executor: Executor | None, seconds: float) -> None:
+    """Durable sleep from a workflow body; ``seconds <= 0`` returns at once, using no step id."""
+    if seconds <= 0:
+        await trio.lowlevel.checkpoint()
+        return
+    ctx = workflow_outside_steps()
+    if ctx is None:
+        if current_step.get() is not None:
+            await trio.sleep(seconds)  # inside a step a durable call is a plain call
+            return
+        raise DBOSException("sleep() must be called from within a workflow")
+    function_id = ctx.reserve_id()
+    wake = await durable_wake_time(ctx.executor, ctx, function_id, seconds)
+    await ctx.executor.clock.sleep_until(wake)
+
+
+async def as_step(executor: Executor, name: str, operation: Callable[[], Awaitable[T]]) -> T:
+    """Run a management operation; from a workflow body, checkpoint its answer as ``name``."""
+    ctx = workflow_outside_steps()
+    if ctx is None:
+        return await operation()
+    function_id = ctx.reserve_id()
+    recorded = checkpoint.replayed(ctx, function_id, name)
+    if recorded is not None:
+        replayed_value: T = checkpoint.replay_value(executor, recorded)
+        return replayed_value
+    started = executor.clock.now_ms()
+    try:
+        value = await operation()
+    except SystemDatabaseError as failure:
+        ctx.control_failure = failure
+        raise
+    except Exception as error:
+        await checkpoint.record_error(
+            executor, ctx, function_id, name, error, started_at_ms=started
+        )
+        raise
+    await checkpoint.record_value(executor, ctx, function_id, name, value, started_at_ms=started)
+    return value
+
+
+def decode_payload(executor: Executor, found: tuple[str, str | None] | None) -> Any:
+    return None if found is None else executor.codec.decode(found[0], found[1])
+
+
+async def record_payload(
+    executor: Executor,
+    ctx: WorkflowContext,
+    function_id: int,
+    name: str,
+    found: tuple[str, str | None] | None,
+    *,
+    started_at_ms: int,
+) -> None:
+    """Checkpoint a read payload verbatim, in its own format (None: nothing was found)."""
+    await checkpoint.record(
+        executor,
+        ctx,
+        function_id,
+        name,
+        started_at_ms=started_at_ms,
+        output=None if found is None else found[0],
+        serialization=None if found is None else found[1],
+    )

@@ -1,0 +1,113 @@
+"""The LISTEN side: one connection that turns NOTIFYs into wakeups.
+
+Invariants, and why:
+
+* One dedicated autocommit connection LISTENs on the three DBOS channels (inside a
+  transaction LISTEN would only take effect at commit). Each notification wakes the key
+  ``prefix + payload``; the payload is never split.
+* NOTIFY is not queued for an absent listener, so after every (re)connect every waiter is
+  woken to look at the database again.
+* Waiters may stretch their re-check interval to 60 s only once a self-test NOTIFY sent
+  through the pool has come back on this connection (a transaction-mode PgBouncer, for
+  one, silently drops LISTEN); until then, and after any failure, they re-check every 1 s.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import psycopg
+import trio
+
+from ..._clock import real_time_limit
+from ..wakeups import EVENTS, MESSAGES, STREAMS, WakeupRegistry
+from .pool import Pool
+
+logger = logging.getLogger("dbos_trio.listener")
+
+CHANNEL_PREFIXES = {
+    "dbos_notifications_channel": MESSAGES,
+    "dbos_workflow_events_channel": EVENTS,
+    "dbos_streams_channel": STREAMS,
+}
+SELF_TEST_CHANNEL = "dbos_notifications_channel"
+SELF_TEST_PAYLOAD = "dbos_listen_selftest"
+SELF_TEST_SECONDS = 3.0
+RECONNECT_SECONDS = 1.0
+DELIVERING_RECHECK_SECONDS = 60.0
+POLLING_RECHECK_SECONDS = 1.0
+
+
+def key_for(channel: str, payload: str) -> str | None:
+    prefix = CHANNEL_PREFIXES.get(channel)
+    return None if prefix is None else prefix + payload
+
+
+class Listener:
+    """LISTENs for the executor's lifetime; ``delivering`` once its self-test came back."""
+
+    def __init__(self, pool: Pool, wakeups: WakeupRegistry) -> None:
+        self._pool = pool
+        self._wakeups = wakeups
+        self.delivering = False
+        self.connections = 0  # how many times LISTEN was (re)established
+
+    @property
+    def recheck_interval(self) -> float:
+        return DELIVERING_RECHECK_SECONDS if self.delivering else POLLING_RECHECK_SECONDS
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """LISTEN until cancelled, reconnecting after failures; started once first connected
+        (or once the first attempt failed, so launch never waits on a broken listener)."""
+        started = False
+
+        def report_started() -> None:
+            nonlocal started
+            if not started:
+                started = True
+                task_status.started()
+
+        while True:
+            try:
+                await self._listen_once(report_started)
+            except psycopg.Error as error:
+                logger.warning("listener connection lost (%s): reconnecting", error)
+            finally:
+                self.delivering = False
+            report_started()
+            await trio.sleep(RECONNECT_SECONDS)
+
+    async def _listen_once(self, report_started: Callable[[], None]) -> None:
+        conn = await self._pool.new_connection(autocommit=True)
+        try:
+            for channel in CHANNEL_PREFIXES:
+                await conn.execute(f"LISTEN {channel}")
+            self.connections += 1
+            self._wakeups.wake_all()
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._self_test)
+                report_started()
+                async for notification in conn.notifications():
+                    if (
+                        notification.channel == SELF_TEST_CHANNEL
+                        and notification.payload == SELF_TEST_PAYLOAD
+                    ):
+                        self.delivering = True
+                        continue
+                    key = key_for(notification.channel, notification.payload)
+                    if key is not None:
+                        self._wakeups.wake(key)
+        finally:
+            with trio.CancelScope(shield=True):
+                await conn.close()
+
+    async def _self_test(self) -> None:
+        with real_time_limit(SELF_TEST_SECONDS):
+            try:
+                async with self._pool.connection() as conn:
+                    await conn.execute(
+                        "SELECT pg_notify(%s, %s)", (SELF_TEST_CHANNEL, SELF_TEST_PAYLOAD)
+                    )
+            except psycopg.Error as error:
+                logger.warning("listener self-test could not be sent: %s", error)
