@@ -25,7 +25,7 @@ from ._registry import RegisteredWorkflow, Registry
 from ._status import StepInfo, WorkflowStatus, step_info, workflow_status
 from .core.admission import QueueConfig, RateLimit, validate_queue
 from .core.retry import RetryPolicy
-from .engine import durable, events, management, messages, queues, runtime, streams
+from .engine import durable, events, fork, management, messages, queues, runtime, streams
 from .engine import workflow as workflows
 from .engine.handle import WorkflowHandle, handle_for, start_workflow, wait_first
 from .engine.step import StepOptions, run_step
@@ -455,6 +455,29 @@ class DBOS:
 
         await durable.as_step(executor, "DBOS.resumeWorkflow", resume)
         return handle_for(executor, workflow_id)
+
+    async def fork_workflow(
+        self,
+        workflow_id: str,
+        start_step: int,
+        *,
+        application_version: str | None = None,
+        queue_name: str | None = None,
+    ) -> WorkflowHandle[Any]:
+        """A new workflow that replays the steps before ``start_step`` and re-runs the rest."""
+        executor = self._require_executor("fork_workflow")
+
+        async def create() -> str:
+            return await fork.fork_workflow(
+                executor,
+                workflow_id,
+                start_step,
+                application_version=application_version,
+                queue_name=queue_name,
+            )
+
+        forked_id = await durable.as_step(executor, "DBOS.forkWorkflow", create)
+        return handle_for(executor, forked_id)
 
     async def delete_workflow(self, workflow_id: str, *, delete_children: bool = False) -> None:
         executor = self._require_executor("delete_workflow")

@@ -236,3 +236,19 @@ class SystemDatabase(Protocol):
     async def set_workflow_delay(
         self, workflow_id: str, delay_until_ms: int, now_ms: int
     ) -> bool: ...
+
+    async def fork_workflow(
+        self,
+        *,
+        original_id: str,
+        forked_id: str,
+        start_step: int,
+        application_version: str | None,
+        queue_name: str,
+        queue_partition_key: str | None,
+        timeout_ms: int | None,
+        application_name: str | None,
+        now_ms: int,
+    ) -> bool:
+        """Create ``forked_id`` from ``original_id``'s row and checkpoints before ``start_step``
+        (one transaction); False if the original does not exist."""

@@ -756,6 +756,35 @@ class PostgresSystemDatabase:
         )
         return changed > 0
 
+    async def fork_workflow(
+        self,
+        *,
+        original_id: str,
+        forked_id: str,
+        start_step: int,
+        application_version: str | None,
+        queue_name: str,
+        queue_partition_key: str | None,
+        timeout_ms: int | None,
+        application_name: str | None,
+        now_ms: int,
+    ) -> bool:
+        row = await self._fetchone(
+            self.q.fork_workflow,
+            {
+                "original_id": original_id,
+                "forked_id": forked_id,
+                "start_step": start_step,
+                "application_version": application_version,
+                "queue_name": queue_name,
+                "queue_partition_key": queue_partition_key,
+                "timeout_ms": timeout_ms,
+                "application_name": application_name,
+                "now": now_ms,
+            },
+        )
+        return row is not None
+
 
 def _recorded_step(row: tuple[Any, ...]) -> RecordedStep:
     return RecordedStep(

@@ -1,0 +1,51 @@
+"""Forking: a new workflow that replays another's first steps and re-runs the rest.
+
+The fork copies the original's inputs and every checkpoint, event and stream value written
+before ``start_step`` (messages are not copied), and is enqueued on the internal queue (or
+the given one) with no application version unless one is given, so the latest version
+runs it. Its id comes from ``SetWorkflowID`` or is fresh.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from .._context import take_assigned_id, timeout_option
+from .._errors import DBOSException, DBOSNonExistentWorkflowError
+from ..sysdb.records import INTERNAL_QUEUE
+from ..sysdb.wakeups import queue_key
+
+if TYPE_CHECKING:
+    from .._executor import Executor
+
+
+async def fork_workflow(
+    executor: Executor,
+    original_id: str,
+    start_step: int,
+    *,
+    application_version: str | None = None,
+    queue_name: str | None = None,
+    queue_partition_key: str | None = None,
+) -> str:
+    if isinstance(start_step, bool) or not isinstance(start_step, int) or start_step < 1:
+        raise DBOSException(f"start_step must be a positive step id, not {start_step!r}")
+    forked_id = take_assigned_id() or str(uuid.uuid4())
+    timeout = timeout_option()
+    queue = queue_name or INTERNAL_QUEUE
+    created = await executor.sysdb.fork_workflow(
+        original_id=original_id,
+        forked_id=forked_id,
+        start_step=start_step,
+        application_version=application_version,
+        queue_name=queue,
+        queue_partition_key=queue_partition_key,
+        timeout_ms=round(timeout * 1000) if timeout else None,
+        application_name=executor.app_name,
+        now_ms=executor.clock.now_ms(),
+    )
+    if not created:
+        raise DBOSNonExistentWorkflowError("fork", original_id)
+    executor.wakeups.wake(queue_key(queue))
+    return forked_id
