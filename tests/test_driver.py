@@ -13,7 +13,7 @@ import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
 import psycopg
@@ -193,6 +193,56 @@ async def test_tasks_sharing_one_connection_take_turns(database_url: str) -> Non
                 nursery.start_soon(ask, i)
 
     assert results == {i: 2 * i for i in range(20)}
+
+
+async def test_a_streamed_query_cancelled_midway_leaves_the_connection_usable(
+    database_url: str,
+) -> None:
+    received = 0
+    async with connected(database_url) as conn:
+        with trio.CancelScope() as scope:
+            async with (
+                conn.cursor() as cur,
+                aclosing(cur.stream("SELECT generate_series(1, 100000000)")) as rows,
+            ):
+                async for _ in rows:
+                    received += 1
+                    if received == 100:
+                        scope.cancel()
+
+        assert received >= 100
+        assert not conn.closed
+        assert conn.info.transaction_status == IDLE
+        assert await scalar(conn, "SELECT 8") == 8
+
+
+@pytest.mark.parametrize("direction", ["COPY FROM STDIN", "COPY TO STDOUT"])
+async def test_a_cancelled_copy_never_leaves_the_connection_mid_conversation(
+    database_url: str, direction: str
+) -> None:
+    table = unique("copied")
+    async with connected(database_url) as conn:
+        await conn.execute(f"CREATE TABLE {table} (v int)")
+        with trio.move_on_after(0.1) as scope:
+            async with conn.cursor() as cur:
+                if direction == "COPY FROM STDIN":
+                    async with cur.copy(f"COPY {table} (v) FROM STDIN") as copy:
+                        for i in range(100_000_000):
+                            await copy.write_row((i,))
+                            if i % 1000 == 0:
+                                await trio.lowlevel.checkpoint()
+                else:
+                    query = "COPY (SELECT generate_series(1, 100000000)) TO STDOUT"
+                    async with cur.copy(query) as copy:
+                        async for _ in copy.rows():
+                            pass
+
+        assert scope.cancelled_caught
+        # Closed is acceptable; half-way through the COPY is not.
+        if not conn.closed:
+            assert conn.info.transaction_status == IDLE
+            assert await scalar(conn, "SELECT 9") == 9
+            assert await scalar(conn, f"SELECT count(*) FROM {table}") == 0
 
 
 # ------------------------------------------------------------------- large payloads

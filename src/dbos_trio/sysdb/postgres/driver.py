@@ -33,7 +33,7 @@ import logging
 import select
 from collections import deque
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any, TypeVar
 
 import psycopg
@@ -162,19 +162,29 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
             raise
 
     async def _abort_active_query(self, gen: PQGen[Any]) -> None:
-        """Cancel the running query on the server and drain its generator, or close."""
+        """Cancel the running query on the server and drain it, or close the connection.
+
+        Draining the interrupted generator is not always the end of the conversation: a
+        generator may cover only part of it (one row of ``cursor.stream()``, say), so
+        whatever results remain are read too. A connection still ACTIVE after that — in
+        COPY, or with a server that ignored the cancel — is closed, never left half-way.
+        """
         with real_time_limit(CLEANUP_LIMIT_SECONDS) as limit:
             try:
                 await self.cancel_safe(timeout=CLEANUP_LIMIT_SECONDS)
-                await _drive(gen, self.pgconn.socket, resume=True)
-            except pg_errors.QueryCanceled:
-                return
+                with suppress(pg_errors.QueryCanceled):
+                    await _drive(gen, self.pgconn.socket, resume=True)
+                if self.pgconn.transaction_status == _ACTIVE:
+                    await _drive(generators.fetch_many(self.pgconn), self.pgconn.socket)
             except Exception as error:
                 logger.warning("query cancellation failed (%s): closing the connection", error)
                 self.pgconn.finish()
                 return
         if limit.cancelled_caught:
             logger.warning("query not terminated after cancellation: closing the connection")
+            self.pgconn.finish()
+        elif self.pgconn.transaction_status == _ACTIVE:
+            logger.warning("query still active after cancellation: closing the connection")
             self.pgconn.finish()
 
     async def cancel_safe(self, *, timeout: float = 30.0) -> None:
