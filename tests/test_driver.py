@@ -100,6 +100,22 @@ async def test_a_query_cancelled_mid_sleep_leaves_the_connection_usable(
         assert time.monotonic() - started < 0.5
 
 
+async def test_a_second_interrupt_while_cancelling_a_query_closes_the_connection(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with connected(database_url) as conn:
+
+        async def interrupted_cancel(*, timeout: float = 30.0) -> None:
+            raise KeyboardInterrupt  # a second Ctrl-C, during the server-side cancel
+
+        monkeypatch.setattr(conn, "cancel_safe", interrupted_cancel)
+        with pytest.raises(KeyboardInterrupt), trio.move_on_after(0.1):
+            await conn.execute("SELECT pg_sleep(5)")
+
+        # Never left ACTIVE and looking usable: the next query would hang or fail.
+        assert conn.closed
+
+
 async def test_a_cancelled_transaction_rolls_back_and_leaves_the_connection_idle(
     database_url: str,
 ) -> None:
@@ -267,14 +283,34 @@ async def test_a_parameter_larger_than_the_socket_buffer_is_sent_with_read_write
     assert Wait.RW in waits
 
 
-async def test_a_query_cancelled_while_its_parameters_are_still_being_sent_leaves_the_connection_usable(  # noqa: E501
-    database_url: str,
+async def test_a_query_cancelled_while_its_parameters_are_still_being_sent_raises_cancelled_and_leaves_the_connection_usable(  # noqa: E501
+    database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    payload = "y" * 30_000_000
-    async with connected(database_url) as conn:
-        with trio.move_on_after(0.005):
-            await conn.execute("SELECT length(%s::text)", [payload])
+    scope = trio.CancelScope()
+    cancelled_in: list[Wait] = []
+    real_wait_socket = driver._wait_socket
 
+    async def cancel_in_the_first_read_write_wait(fileno: int, wait: Wait) -> Any:
+        if wait == Wait.RW and not cancelled_in:
+            cancelled_in.append(wait)
+            scope.cancel()
+        return await real_wait_socket(fileno, wait)
+
+    monkeypatch.setattr(driver, "_wait_socket", cancel_in_the_first_read_write_wait)
+    raised: list[BaseException] = []
+    async with connected(database_url) as conn:
+        with scope:
+            try:
+                await conn.execute("SELECT length(%s::text)", ["y" * 30_000_000])
+            except BaseException as error:
+                raised.append(error)
+                raise
+
+        assert cancelled_in == [Wait.RW]
+        # The same exception a single-direction wait raises: code that catches
+        # trio.Cancelled must not be handed an exception group.
+        assert [type(error) for error in raised] == [trio.Cancelled]
+        assert scope.cancelled_caught
         assert not conn.closed
         assert conn.info.transaction_status == IDLE
         assert await scalar(conn, "SELECT 7") == 7

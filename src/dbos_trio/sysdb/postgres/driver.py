@@ -88,20 +88,42 @@ async def _wait_socket(fileno: int, wait: Wait) -> Ready:
         return Ready.W
     # Wait.RW only happens while flushing a large send: rare enough to afford two tasks.
     became_ready = 0
-    async with trio.open_nursery() as nursery:
+    try:
+        async with trio.open_nursery() as nursery:
 
-        async def watch(direction: Ready) -> None:
-            nonlocal became_ready
-            if direction == Ready.R:
-                await trio.lowlevel.wait_readable(fileno)
-            else:
-                await trio.lowlevel.wait_writable(fileno)
-            became_ready |= direction
-            nursery.cancel_scope.cancel()
+            async def watch(direction: Ready) -> None:
+                nonlocal became_ready
+                if direction == Ready.R:
+                    await trio.lowlevel.wait_readable(fileno)
+                else:
+                    await trio.lowlevel.wait_writable(fileno)
+                became_ready |= direction
+                nursery.cancel_scope.cancel()
 
-        nursery.start_soon(watch, Ready.R)
-        nursery.start_soon(watch, Ready.W)
+            nursery.start_soon(watch, Ready.R)
+            nursery.start_soon(watch, Ready.W)
+    except BaseExceptionGroup as group:
+        # The two watchers are an implementation detail: callers (and code that catches
+        # ``trio.Cancelled``) must see the same exception a single wait would raise.
+        raise _one_of(group) from None
     return Ready(became_ready)
+
+
+def _one_of(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The exception of ``group`` a single task would have raised: an error or interrupt
+    if there is one, else one of its ``Cancelled``."""
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        error = pending.pop(0)
+        if isinstance(error, BaseExceptionGroup):
+            pending.extend(error.exceptions)
+        else:
+            leaves.append(error)
+    for error in leaves:
+        if not isinstance(error, trio.Cancelled):
+            return error
+    return leaves[0]
 
 
 async def _drive(gen: PQGen[RV], fileno: int, *, resume: bool = False) -> RV:
@@ -157,8 +179,14 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
             # Cancelled, KeyboardInterrupt, SystemExit, or the real-time limit above: a
             # query still running on the server must not outlive this call.
             if not self.closed and self.pgconn.transaction_status == _ACTIVE:
-                with trio.CancelScope(shield=True):
-                    await self._abort_active_query(gen)
+                try:
+                    with trio.CancelScope(shield=True):
+                        await self._abort_active_query(gen)
+                except BaseException:
+                    # Interrupted again while cancelling (a second Ctrl-C): the connection
+                    # is somewhere in the middle of the conversation; it cannot be reused.
+                    self.pgconn.finish()
+                    raise
             raise
 
     async def _abort_active_query(self, gen: PQGen[Any]) -> None:
