@@ -382,3 +382,42 @@ async def test_a_connection_whose_rollback_fails_on_return_is_closed_and_frees_i
                 assert await scalar(conn, "SELECT 1") == 1
         with trio.fail_after(5):
             await until_zero(idle_in_transaction, watcher, name)
+
+
+async def test_a_connection_whose_configuration_fails_is_closed_not_leaked(
+    database_url: str,
+) -> None:
+    name = unique("configure")
+    configured: list[TrioConnection] = []
+
+    async def configure(conn: TrioConnection) -> None:
+        configured.append(conn)
+        await conn.execute("SELECT 1")
+        raise RuntimeError("configuration failed")
+
+    failing = Pool(
+        make_conninfo(database_url, application_name=name), max_size=1, configure=configure
+    )
+    try:
+        with pytest.raises(RuntimeError, match="configuration failed"):
+            async with failing.connection():
+                raise AssertionError("no connection should be handed out")
+    finally:
+        await failing.close()
+
+    assert len(configured) == 1 and configured[0].closed
+    async with observer(database_url) as watcher:
+        with trio.fail_after(5):
+            await until_zero(server_connections, watcher, name)
+
+
+async def test_configure_runs_on_every_new_connection(database_url: str) -> None:
+    async def configure(conn: TrioConnection) -> None:
+        await conn.execute("SET application_name = 'configured'")
+
+    configured_pool = Pool(database_url, max_size=2, configure=configure)
+    try:
+        async with configured_pool.connection() as conn:
+            assert await scalar(conn, "SHOW application_name") == "configured"
+    finally:
+        await configured_pool.close()

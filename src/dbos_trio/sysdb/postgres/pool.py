@@ -80,7 +80,12 @@ class Pool:
             self._conninfo, autocommit=autocommit, connect_timeout=self._connect_timeout
         )
         if self._configure is not None:
-            await self._configure(conn)
+            try:
+                await self._configure(conn)
+            except BaseException:
+                # Half-configured: nobody else holds it, so nobody else would close it.
+                await conn.close()
+                raise
         return conn
 
     @asynccontextmanager
