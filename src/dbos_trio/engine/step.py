@@ -16,13 +16,13 @@ Invariants, and why:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import attrs
 import trio
 
-from .._context import StepContext, current_step, workflow_outside_steps
+from .._context import StepContext, WorkflowContext, current_step, workflow_outside_steps
 from .._errors import (
     DBOSException,
     DBOSMaxStepRetriesExceeded,
@@ -79,13 +79,30 @@ async def _with_retries(
     raise DBOSMaxStepRetriesExceeded(options.name, policy.attempts, errors)
 
 
-async def run_step(
+def run_step(
     options: StepOptions, func: Callable[..., Any], is_async: bool, args: Any, kwargs: Any
-) -> Any:
+) -> Coroutine[Any, Any, Any]:
+    """Call a step: reserve its id now (synchronously), run or replay it when awaited.
+
+    Not a coroutine function on purpose: the id must be taken at the call, so that
+    ``nursery.start_soon(step, ...)`` in a loop numbers the steps in call order although
+    Trio starts the tasks in any order. A call that is never awaited leaves a gap.
+    """
     ctx = workflow_outside_steps()
     if ctx is None:
-        return await _invoke(func, is_async, args, kwargs)
-    function_id = ctx.reserve_id()
+        return _invoke(func, is_async, args, kwargs)
+    return _checkpointed(ctx, ctx.reserve_id(), options, func, is_async, args, kwargs)
+
+
+async def _checkpointed(
+    ctx: WorkflowContext,
+    function_id: int,
+    options: StepOptions,
+    func: Callable[..., Any],
+    is_async: bool,
+    args: Any,
+    kwargs: Any,
+) -> Any:
     executor = ctx.executor
     recorded = checkpoint.replayed(ctx, function_id, options.name)
     if recorded is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -162,10 +163,16 @@ async def start(
     *,
     parent: WorkflowContext | None,
     parent_function_id: int | None,
+    workflow_id: str | None = None,
 ) -> Started:
-    """Create (or find) the row of a direct start; return a plan if this call runs it."""
+    """Create (or find) the row of a direct start; return a plan if this call runs it.
+
+    ``workflow_id`` is the id the caller resolved at the call (:func:`new_workflow_id`);
+    None resolves it here.
+    """
     shape = call_shape(registered, args)
-    workflow_id = new_workflow_id(parent, parent_function_id)
+    if workflow_id is None:
+        workflow_id = new_workflow_id(parent, parent_function_id)
     if parent is not None and parent_function_id is not None:
         recorded = checkpoint.replayed(parent, parent_function_id, registered.name)
         if recorded is not None:
@@ -235,28 +242,48 @@ async def start(
     return Started(workflow_id, plan, init)
 
 
-async def call(
+def call(
     executor: Executor,
     registered: RegisteredWorkflow,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
-) -> Any:
+) -> Coroutine[Any, Any, Any]:
     """A direct call: run in the caller's task, return the result or raise the error.
 
     Inside a workflow body this is a child workflow and takes two step ids: the child's
-    start, then its result (``DBOS.getResult``), both reserved before the first await.
+    start, then its result (``DBOS.getResult``). Both ids, and the workflow id
+    (``SetWorkflowID`` or ``"{parent}-{start id}"``), are taken synchronously at the call,
+    so children started with ``nursery.start_soon`` are numbered in call order.
     """
     parent = _parent_for_start(registered)
     start_id = parent.reserve_id() if parent is not None else None
     result_id = parent.reserve_id() if parent is not None else None
+    workflow_id = new_workflow_id(parent, start_id)
+    return _call(executor, registered, args, kwargs, parent, start_id, result_id, workflow_id)
+
+
+async def _call(
+    executor: Executor,
+    registered: RegisteredWorkflow,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    parent: WorkflowContext | None,
+    start_id: int | None,
+    result_id: int | None,
+    workflow_id: str,
+) -> Any:
     if parent is not None and result_id is not None:
         recorded = checkpoint.replayed(parent, result_id, GET_RESULT)
         if recorded is not None:
-            # Keep the SetWorkflowID consumption identical to the first execution's.
-            new_workflow_id(parent, start_id)
             return checkpoint.replay_value(executor, recorded)
     started = await start(
-        executor, registered, args, kwargs, parent=parent, parent_function_id=start_id
+        executor,
+        registered,
+        args,
+        kwargs,
+        parent=parent,
+        parent_function_id=start_id,
+        workflow_id=workflow_id,
     )
     if started.plan is not None:
         execution = executor.begin_local(started.workflow_id)
