@@ -33,7 +33,9 @@ class RegisteredWorkflow:
     name: str
     func: Callable[..., Awaitable[Any]]
     max_recovery_attempts: int | None
-    portable: bool
+    portable: bool  # serialization="portable": rows written as portable_json
+    # serialization="native": rows written as py_pickle even with a custom serializer.
+    native: bool = False
     # Resolved from how the function is reached: a plain function, or a member of a class
     # (static method, class method, or instance method on a DBOSConfiguredInstance).
     kind: WorkflowKind | None = None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._context import WorkflowContext
 from .._errors import DBOSUnexpectedStepError, SystemDatabaseError
+from .._serialization import PORTABLE_JSON, Codec
 from ..sysdb.records import RecordedStep
 
 if TYPE_CHECKING:
@@ -93,6 +94,21 @@ async def record_value(
     )
 
 
+def encode_error(codec: Codec, error: BaseException, fmt: str) -> str:
+    """``error`` in format ``fmt``, degrading rather than failing.
+
+    A serializer that cannot store the exception (a custom JSON one, say) still gets the
+    error recorded: as ``Exception("<Type>: <message>")`` (the codec's own fallback), and
+    failing that as the plain string ``"<Type>: <message>"``, which readers turn back into
+    an ``Exception``. An error that cannot be recorded would leave its workflow PENDING
+    forever, failing again at every recovery.
+    """
+    try:
+        return codec.encode_error(error, fmt)
+    except Exception:
+        return codec.encode(f"{type(error).__name__}: {error}", fmt)
+
+
 async def record_error(
     executor: Executor,
     ctx: WorkflowContext,
@@ -103,12 +119,18 @@ async def record_error(
     started_at_ms: int,
 ) -> None:
     fmt = executor.codec.default_format
+    try:
+        encoded = encode_error(executor.codec, error, fmt)
+    except Exception:
+        # Not even a string: fall back to the portable envelope (this row names its format).
+        fmt = PORTABLE_JSON
+        encoded = executor.codec.encode_error(error, fmt)
     await record(
         executor,
         ctx,
         function_id,
         name,
         started_at_ms=started_at_ms,
-        error=executor.codec.encode_error(error, fmt),
+        error=encoded,
         serialization=fmt,
     )

@@ -42,6 +42,7 @@ from .._errors import (
     SystemDatabaseError,
 )
 from .._registry import DBOSConfiguredInstance, RegisteredWorkflow, member_kind
+from .._serialization import PICKLE
 from ..sysdb.records import (
     ERROR,
     PENDING,
@@ -139,6 +140,15 @@ def start_timeout(
     return None, None
 
 
+def workflow_format(executor: Executor, registered: RegisteredWorkflow) -> str:
+    """The format a new workflow's row is written in: ``portable_json`` if registered
+    ``serialization="portable"``, ``py_pickle`` if ``"native"`` (even when a custom
+    serializer is configured), else the configured serializer's."""
+    if registered.native:
+        return PICKLE
+    return executor.codec.format_for(registered.portable)
+
+
 def check_same_workflow(
     workflow_id: str, init: InitResult, name: str, class_name: str | None, config_name: str | None
 ) -> None:
@@ -179,7 +189,7 @@ async def start(
             if recorded.error is not None:
                 checkpoint.replay_value(executor, recorded)
             return Started(recorded.child_workflow_id or workflow_id, None, None)
-    fmt = executor.codec.format_for(registered.portable)
+    fmt = workflow_format(executor, registered)
     try:
         inputs = executor.codec.encode_inputs(shape.args, kwargs, fmt)
     except Exception as error:
@@ -349,7 +359,7 @@ async def _record_outcome_checkpoint(
         try:
             raise_or_return(executor, child_id, outcome)
         except Exception as awaited_error:
-            output, error = None, executor.codec.encode_error(awaited_error, fmt)
+            output, error = None, checkpoint.encode_error(executor.codec, awaited_error, fmt)
     await checkpoint.record(
         executor,
         parent,
@@ -450,7 +460,7 @@ async def _finish(
             )
     if raised is not None:
         status = ERROR
-        error = codec.encode_error(raised, plan.serialization)
+        error = checkpoint.encode_error(codec, raised, plan.serialization)
     won = await executor.sysdb.record_outcome(
         plan.workflow_id,
         plan.owner_xid,
