@@ -56,7 +56,38 @@ class LocalExecution:
     cancel_requested: bool = False
 
 
-class Executor:
+class Runtime:
+    """What the engine's non-running parts need: a system database and how to read it.
+
+    Handles, outcome waits and management calls work on a ``Runtime``; a
+    :class:`~dbos_trio.client.Client` is one (it runs no workflow code, so ``local`` stays
+    empty), and a launched :class:`Executor` is one with workflows running in it.
+    ``app_name`` is None for a client acting for no application.
+    """
+
+    def __init__(
+        self,
+        *,
+        sysdb: SystemDatabase,
+        codec: Codec,
+        clock: Clock,
+        app_name: str | None,
+        outcome_poll_interval: float,
+    ) -> None:
+        self.sysdb = sysdb
+        self.codec = codec
+        self.clock = clock
+        self.wakeups = sysdb.wakeups
+        self.local: dict[str, LocalExecution] = {}
+        self.outcome_poll_interval = outcome_poll_interval
+        self._app_name = app_name
+
+    @property
+    def app_name(self) -> str | None:
+        return self._app_name
+
+
+class Executor(Runtime):
     """Runtime state of one launched :class:`~dbos_trio.DBOS` instance."""
 
     def __init__(
@@ -68,14 +99,16 @@ class Executor:
         identity: Identity,
         clock: Clock,
     ) -> None:
+        super().__init__(
+            sysdb=sysdb,
+            codec=Codec(config.serializer),
+            clock=clock,
+            app_name=identity.app_name,
+            outcome_poll_interval=config.outcome_poll_interval,
+        )
         self.config = config
         self.registry = registry
-        self.sysdb = sysdb
         self.identity = identity
-        self.clock = clock
-        self.codec = Codec(config.serializer)
-        self.wakeups = sysdb.wakeups
-        self.local: dict[str, LocalExecution] = {}
         self.is_latest_version = True
         self._nursery: trio.Nursery | None = None
         self.recovered_count = 0
