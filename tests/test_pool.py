@@ -3,6 +3,7 @@ connection mid-transaction, replacing dead connections without pinging live ones
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -421,3 +422,48 @@ async def test_configure_runs_on_every_new_connection(database_url: str) -> None
             assert await scalar(conn, "SHOW application_name") == "configured"
     finally:
         await configured_pool.close()
+
+
+async def test_concurrent_pooled_transactions_under_random_deadlines_leave_nothing_mid_transaction(
+    database_url: str,
+) -> None:
+    table = unique("deadlines")
+    rng = random.Random(4242)
+    committed: set[int] = set()
+    cancelled = 0
+    unexpected: list[BaseException] = []
+    async with opened_pool(database_url, 3) as (pool, name), observer(database_url) as watcher:
+        await watcher.execute(f"CREATE TABLE {table} (v int PRIMARY KEY)")
+
+        async def work(worker: int) -> None:
+            nonlocal cancelled
+            for n in range(25):
+                value = worker * 1000 + n
+                deadline, sleep = rng.uniform(0, 0.04), rng.uniform(0, 0.003)
+                with trio.move_on_after(deadline) as scope:
+                    try:
+                        async with pool.connection() as conn, conn.transaction():
+                            await conn.execute(f"INSERT INTO {table} VALUES (%s)", [value])
+                            await conn.execute("SELECT pg_sleep(%s)", [sleep])
+                    except psycopg.Error as error:
+                        unexpected.append(error)
+                        continue
+                if scope.cancelled_caught:
+                    cancelled += 1
+                else:
+                    committed.add(value)
+
+        async with trio.open_nursery() as nursery:
+            for worker in range(8):
+                nursery.start_soon(work, worker)
+
+        stored = {
+            row[0] for row in await (await watcher.execute(f"SELECT v FROM {table}")).fetchall()
+        }
+        assert unexpected == []
+        assert committed and cancelled, (len(committed), cancelled)
+        assert committed <= stored, "a transaction that finished was not committed"
+        assert await idle_in_transaction(watcher, name) == 0
+        assert all(conn.info.transaction_status == IDLE for conn in pool._idle)
+        async with pool.connection() as conn:
+            assert await scalar(conn, "SELECT 1") == 1
