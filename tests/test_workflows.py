@@ -33,7 +33,9 @@ from dbos_trio import (
     DBOSException,
     DBOSNotLaunchedError,
     DBOSUnexpectedStepError,
+    SetEnqueueOptions,
     SetWorkflowID,
+    SystemDatabaseError,
 )
 
 __all__ = ["dbos_url", "make_dbos", "migrated_template"]
@@ -505,3 +507,89 @@ async def test_an_execution_that_lost_its_row_records_nothing_and_adopts_the_own
     assert len(outcome) == 1
     assert isinstance(outcome[0], DBOSAwaitedWorkflowCancelledError)
     assert await count_rows(dbos_url, "workflow_output") == 0
+
+
+async def test_a_system_database_failure_is_control_and_never_the_outcome(
+    make_dbos: MakeDBOS, dbos_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dbos = make_dbos()
+    runs = {"step": 0}
+
+    @dbos.step()
+    async def work() -> str:
+        runs["step"] += 1
+        return "worked"
+
+    @dbos.workflow()
+    async def swallowing() -> str:
+        try:
+            return await work()
+        except Exception:  # user code that swallows everything must not hide the failure
+            return "swallowed"
+
+    async with dbos.launched():
+        sysdb = dbos._require_executor("test").sysdb
+
+        async def broken_record_step(*args: Any, **kwargs: Any) -> None:
+            raise SystemDatabaseError("connection lost")
+
+        monkeypatch.setattr(sysdb, "record_step", broken_record_step)
+        with SetWorkflowID("dbfail-1"), pytest.raises(SystemDatabaseError):
+            await swallowing()
+        row = await status_row(dbos_url, "dbfail-1")
+        assert (row["status"], row["completed_at"]) == ("PENDING", None)
+        assert await count_rows(dbos_url, "workflow_output") == 0
+        assert await steps_of(dbos_url, "dbfail-1") == []
+        monkeypatch.undo()
+        # Recovery runs it again from its last checkpoint: the step runs once more.
+        assert await reexecute(dbos, dbos_url, swallowing, "dbfail-1") == "worked"
+    assert runs["step"] == 2
+    assert (await status_row(dbos_url, "dbfail-1"))["status"] == "SUCCESS"
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"deduplication_id": "d"},
+        {"priority": 5},
+        {"queue_partition_key": "k"},
+        {"delay_seconds": 30},
+        {"duplication_policy": "return-existing"},
+    ],
+)
+async def test_enqueue_only_options_on_a_start_that_is_not_an_enqueue_raise_and_write_nothing(
+    make_dbos: MakeDBOS, dbos_url: str, option: dict[str, Any]
+) -> None:
+    dbos = make_dbos()
+
+    @dbos.workflow()
+    async def plain() -> str:
+        return "ran"
+
+    async with dbos.launched():
+        with SetEnqueueOptions(**option), SetWorkflowID("not-enqueued"):
+            with pytest.raises(DBOSException, match=next(iter(option))) as raised:
+                await plain()
+            with pytest.raises(DBOSException, match=r"not being enqueued|requires a queue"):
+                await dbos.start_workflow(plain)
+    assert "queue" in str(raised.value)
+    assert await count_rows(dbos_url, "workflow_status") == 0
+
+
+async def test_an_app_version_enqueue_option_pins_the_version_of_a_started_workflow(
+    make_dbos: MakeDBOS, dbos_url: str
+) -> None:
+    dbos = make_dbos()
+
+    @dbos.workflow()
+    async def pinned() -> str:
+        return "ran"
+
+    async with dbos.launched():
+        with SetEnqueueOptions(app_version="other-version"), SetWorkflowID("pinned-1"):
+            handle = await dbos.start_workflow(pinned)
+        assert await handle.get_result() == "ran"
+        with SetWorkflowID("unpinned-1"):
+            await pinned()
+    assert (await status_row(dbos_url, "pinned-1"))["application_version"] == "other-version"
+    assert (await status_row(dbos_url, "unpinned-1"))["application_version"] == "v1"

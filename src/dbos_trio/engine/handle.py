@@ -96,6 +96,7 @@ def start_workflow(
     Inside a workflow body this starts a child: its step id and workflow id are taken
     synchronously at the call, like a step's.
     """
+    workflows.reject_enqueue_only_options()
     parent = workflows._parent_for_start(registered)
     function_id = parent.reserve_id() if parent is not None else None
     workflow_id = workflows.new_workflow_id(parent, function_id)

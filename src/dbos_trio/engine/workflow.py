@@ -29,6 +29,7 @@ from .._context import (
     WorkflowContext,
     current_step,
     current_workflow,
+    enqueue_options,
     options_cleared,
     take_assigned_id,
     timeout_option,
@@ -140,6 +141,36 @@ def start_timeout(
     return None, None
 
 
+def reject_enqueue_only_options() -> None:
+    """Refuse ``SetEnqueueOptions`` that only mean something to a queue, on a start that
+    is not an enqueue: silently ignoring a deduplication id or a delay would be a lie, and
+    a stored deduplication id would collide once recovery gives the row a queue.
+
+    ``app_version`` is allowed: it pins the version that may recover the workflow.
+    """
+    options = enqueue_options()
+    set_options = [
+        name
+        for name, value in (
+            ("deduplication_id", options.deduplication_id),
+            ("priority", options.priority),
+            ("queue_partition_key", options.queue_partition_key),
+            ("delay_seconds", options.delay_seconds),
+        )
+        if value is not None
+    ]
+    if set_options:
+        raise DBOSException(
+            f"Enqueue option(s) {', '.join(set_options)} set on a workflow that is not being "
+            "enqueued. These options are only supported when enqueueing a workflow onto a queue."
+        )
+    if options.duplication_policy == "return-existing":
+        raise DBOSException(
+            "duplication_policy 'return-existing' requires a queue. It is only supported "
+            "when enqueueing a workflow onto a queue."
+        )
+
+
 def workflow_format(executor: Executor, registered: RegisteredWorkflow) -> str:
     """The format a new workflow's row is written in: ``portable_json`` if registered
     ``serialization="portable"``, ``py_pickle`` if ``"native"`` (even when a custom
@@ -212,7 +243,7 @@ async def start(
         recovery_attempts=1,
         created_at_ms=now,
         executor_id=executor.executor_id,
-        application_version=executor.app_version,
+        application_version=enqueue_options().app_version or executor.app_version,
         application_id=executor.identity.application_id,
         application_name=executor.app_name,
         timeout_ms=timeout_ms,
@@ -265,6 +296,7 @@ def call(
     (``SetWorkflowID`` or ``"{parent}-{start id}"``), are taken synchronously at the call,
     so children started with ``nursery.start_soon`` are numbered in call order.
     """
+    reject_enqueue_only_options()
     parent = _parent_for_start(registered)
     start_id = parent.reserve_id() if parent is not None else None
     result_id = parent.reserve_id() if parent is not None else None
