@@ -110,6 +110,41 @@ async def test_a_step_inside_a_step_is_a_plain_call(make_dbos: MakeDBOS, dbos_ur
     ]
 
 
+async def test_steps_called_from_a_plain_def_step_return_their_values(
+    make_dbos: MakeDBOS, dbos_url: str
+) -> None:
+    dbos = make_dbos()
+    seen: list[tuple[str, str | None, int | None]] = []
+
+    @dbos.step()
+    def sync_inner(x: int) -> int:
+        seen.append(("sync inner", dbos.workflow_id, dbos.step_id))
+        return x + 1
+
+    @dbos.step()
+    async def async_inner(x: int) -> int:
+        seen.append(("async inner", dbos.workflow_id, dbos.step_id))
+        return x * 10
+
+    @dbos.step()
+    def sync_outer(x: int) -> int:
+        # In a worker thread: nested steps are plain calls that return values.
+        return async_inner(sync_inner(x))  # type: ignore[no-any-return]
+
+    @dbos.workflow()
+    async def nested_in_thread() -> int:
+        return await sync_outer(1)
+
+    async with dbos.launched():
+        with SetWorkflowID("thread-nest-1"):
+            assert await nested_in_thread() == 20
+        assert await sync_outer(2) == 30  # and outside a workflow
+
+    assert seen[:2] == [("sync inner", "thread-nest-1", 1), ("async inner", "thread-nest-1", 1)]
+    assert seen[2:] == [("sync inner", None, None), ("async inner", None, None)]
+    assert await steps_of(dbos_url, "thread-nest-1") == [(1, sync_outer.__qualname__, None)]
+
+
 async def test_sync_steps_run_in_a_worker_thread_and_see_the_workflow_id(
     make_dbos: MakeDBOS,
 ) -> None:

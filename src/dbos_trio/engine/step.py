@@ -10,7 +10,8 @@ Invariants, and why:
   and its checkpoint committing runs it again on recovery.
 * Control is never recorded: Trio cancellation, a cancelled or re-owned workflow, and
   system-database failures propagate as they are, so a later execution runs the step.
-* Outside a workflow, and inside another step, a step is a plain call.
+* Outside a workflow, and inside another step, a step is a plain call (inside a plain
+  ``def`` step, one that returns its value rather than an awaitable).
 """
 
 from __future__ import annotations
@@ -81,14 +82,27 @@ async def _with_retries(
 
 def run_step(
     options: StepOptions, func: Callable[..., Any], is_async: bool, args: Any, kwargs: Any
-) -> Coroutine[Any, Any, Any]:
+) -> Coroutine[Any, Any, Any] | Any:
     """Call a step: reserve its id now (synchronously), run or replay it when awaited.
 
     Not a coroutine function on purpose: the id must be taken at the call, so that
     ``nursery.start_soon(step, ...)`` in a loop numbers the steps in call order although
     Trio starts the tasks in any order. A call that is never awaited leaves a gap.
+
+    Called off the Trio thread — from the body of a plain ``def`` step, which runs in a
+    worker thread and cannot await — a step is a plain call that returns its value (an
+    ``async def`` one runs on the Trio thread meanwhile).
     """
     ctx = workflow_outside_steps()
+    if not trio.lowlevel.in_trio_task():
+        if ctx is not None:
+            raise DBOSException(
+                f"step {options.name} was called from a thread of a workflow, outside any "
+                "step: call steps from the workflow's own tasks"
+            )
+        if is_async:
+            return trio.from_thread.run(functools.partial(func, *args, **kwargs))
+        return func(*args, **kwargs)
     if ctx is None:
         return _invoke(func, is_async, args, kwargs)
     return _checkpointed(ctx, ctx.reserve_id(), options, func, is_async, args, kwargs)
