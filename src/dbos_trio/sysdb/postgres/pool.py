@@ -93,7 +93,12 @@ class Pool:
         """Check out a connection for the duration of the block."""
         if self._closed:
             raise PoolClosed("the connection pool is closed")
-        await self._slots.acquire()
+        try:
+            # Fast path: a free slot needs no trip through the scheduler (the query that
+            # follows is the checkpoint). Only a full pool waits, FIFO, in acquire().
+            self._slots.acquire_nowait()
+        except trio.WouldBlock:
+            await self._slots.acquire()
         try:
             # The pool may have closed while this checkout waited for a slot: fail rather
             # than open a new connection nobody will close until it comes back.
@@ -107,8 +112,13 @@ class Pool:
             yield conn
         finally:
             try:
-                with trio.CancelScope(shield=True):
-                    await self._give_back(conn)
+                if not self._closed and not conn.closed and conn.pgconn.transaction_status == _IDLE:
+                    # The common case needs no I/O, so no shielded scope either (entering
+                    # one is a third of a checkout's cost).
+                    self._idle.append(conn)
+                else:
+                    with trio.CancelScope(shield=True):
+                        await self._give_back(conn)
             finally:
                 # Even if returning failed (or Ctrl-C landed in it), the slot is free again:
                 # a lost slot would shrink the pool for the rest of the process.
