@@ -100,6 +100,23 @@ async def test_a_query_cancelled_mid_sleep_leaves_the_connection_usable(
         assert time.monotonic() - started < 0.5
 
 
+async def test_a_statement_in_an_already_cancelled_scope_never_reaches_the_server(
+    database_url: str,
+) -> None:
+    table = unique("never_sent")
+    async with connected(database_url) as conn:
+        await conn.execute(f"CREATE TABLE {table} (v int)")
+        started = time.monotonic()
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await conn.execute(f"INSERT INTO {table} VALUES (1)")
+
+        assert scope.cancelled_caught
+        assert time.monotonic() - started < 0.05  # no cancel request round trip
+        assert conn.info.transaction_status == IDLE
+        assert await scalar(conn, f"SELECT count(*) FROM {table}") == 0
+
+
 async def test_a_second_interrupt_while_cancelling_a_query_closes_the_connection(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
