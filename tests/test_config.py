@@ -56,6 +56,7 @@ INVALID_VALUES: list[tuple[str, Any]] = [
     ("database_url", 5432),
     ("schema", ""),
     ("schema", "s" * 64),
+    ("schema", "é" * 32),  # 32 characters, 64 bytes: PostgreSQL would truncate it
     ("schema", "nul\x00byte"),
     ("schema", None),
     ("app_version", ""),
@@ -116,7 +117,7 @@ def test_valid_values_are_kept() -> None:
     config = Config(
         app_name="app",
         database_url="postgresql://u@h/db",
-        schema='Odd "schema"',
+        schema='Odd "schema" ' + "é" * 25,
         app_version="v1",
         executor_id="vm-1",
         max_connections=3,

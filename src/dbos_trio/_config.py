@@ -74,8 +74,17 @@ def _check_database_url(_: Any, attribute: attrs.Attribute[str | None], value: s
 
 
 def _check_schema(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
-    if not isinstance(value, str) or not value or len(value) > 63 or "\x00" in value:
-        raise _fail(attribute.name, f"{value!r} must be a PostgreSQL identifier (1-63 chars)")
+    # PostgreSQL silently truncates identifiers to 63 *bytes*: a longer name would address
+    # a different schema than the one configured.
+    if (
+        not isinstance(value, str)
+        or not value
+        or len(value.encode("utf-8")) > 63
+        or "\x00" in value
+    ):
+        raise _fail(
+            attribute.name, f"{value!r} must be a PostgreSQL identifier (1-63 bytes in UTF-8)"
+        )
 
 
 def _check_positive_int(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
