@@ -245,6 +245,7 @@ async def run_s4(args: DriverArgs, url: str) -> tuple[dict[str, Any], Window, in
         "enqueue_per_s": round(n / enqueue_s, 2),
         "completions_per_s": round(n / window.wall_s, 2),
         "enqueue_phase_s": round(enqueue_s, 4),
+        "completion_lag_s": round(window.wall_s - enqueue_s, 4),
         "elapsed_s": round(window.wall_s, 4),
         "worker_concurrency": concurrency,
         "polling_interval_s": poll,
@@ -369,6 +370,7 @@ async def run_s7_counting(
             raise RuntimeError(f"wire proxy failed: {proxy.error!r}")
     metrics = wire.per_unit(after.minus(before), n)
     metrics.update(wire.rates(before.minus(before_idle), idle_s))
+    metrics.update(wire.net_of_background(metrics, window.wall_s, n))
     metrics["per_step_commits"] = round(metrics["commits_per_wf"] / k, 3)
     metrics["per_step_round_trips"] = round(metrics["round_trips_per_wf"] / k, 3)
     return metrics, common.cpu_record(window, n, "workflow"), environment(url, concurrency=1)

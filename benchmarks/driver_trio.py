@@ -242,6 +242,7 @@ async def run_s4(b: Bench, args: DriverArgs, url: str) -> tuple[dict[str, Any], 
         "enqueue_per_s": round(n / enqueue_s, 2),
         "completions_per_s": round(n / window.wall_s, 2),
         "enqueue_phase_s": round(enqueue_s, 4),
+        "completion_lag_s": round(window.wall_s - enqueue_s, 4),
         "elapsed_s": round(window.wall_s, 4),
         "worker_concurrency": concurrency,
         "polling_interval_s": poll,
@@ -332,6 +333,7 @@ async def run_s7(b: Bench, args: DriverArgs) -> tuple[dict[str, Any], Window, in
         raise RuntimeError(f"wire proxy failed: {proxy.error!r}")
     metrics = wire.per_unit(after.minus(before), n)
     metrics.update(wire.rates(before.minus(before_idle), idle_s))
+    metrics.update(wire.net_of_background(metrics, window.wall_s, n))
     metrics["per_step_commits"] = round(metrics["commits_per_wf"] / k, 3)
     metrics["per_step_round_trips"] = round(metrics["round_trips_per_wf"] / k, 3)
     return metrics, window, n

@@ -370,6 +370,14 @@ def rates(diff: Counts, seconds: float) -> dict[str, float]:
     }
 
 
-def counts_as_dict(c: Counts) -> dict[str, Any]:
-    out: dict[str, Any] = {k: v for k, v in vars(c).items() if k != "sql"}
+def net_of_background(metrics: dict[str, Any], timed_s: float, units: int) -> dict[str, float]:
+    """Per-workflow figures minus the idle background rate spread over the timed window.
+
+    Background work (queue pollers, pings, schedulers) runs during the timed window too; the
+    raw figures include it, these subtract what the idle second before would predict.
+    """
+    out = {}
+    for figure in ("statements", "round_trips", "commits"):
+        background = metrics[f"idle_{figure}_per_s"] * timed_s / units
+        out[f"{figure}_per_wf_net"] = round(metrics[f"{figure}_per_wf"] - background, 2)
     return out
