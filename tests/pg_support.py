@@ -13,6 +13,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import quote, urlencode
 
 import psycopg
 from psycopg import sql
@@ -56,10 +57,28 @@ def admin_url() -> str:
     return _resolved_admin_url
 
 
+def as_url(conninfo: str) -> str:
+    """``conninfo`` (a URL or a key=value string) as a ``postgresql://`` URL."""
+    params = conninfo_to_dict(conninfo)
+    user = quote(str(params.get("user", "")), safe="")
+    password = params.get("password")
+    credentials = user + (":" + quote(str(password), safe="") if password else "")
+    host = params.get("host", "127.0.0.1")
+    port = params.get("port", 5432)
+    query = {
+        k: v for k, v in params.items() if k not in ("user", "password", "host", "port", "dbname")
+    }
+    url = (
+        f"postgresql://{credentials}@{host}:{port}/{quote(str(params.get('dbname', '')), safe='')}"
+    )
+    return url + ("?" + urlencode(query) if query else "")
+
+
 def url_for_database(name: str) -> str:
+    """A ``postgresql://`` URL for database ``name`` on the test server."""
     params = conninfo_to_dict(admin_url())
     params["dbname"] = name
-    return make_conninfo("", **params)
+    return as_url(make_conninfo("", **params))
 
 
 def create_database(prefix: str = "t", template: str | None = None) -> str:

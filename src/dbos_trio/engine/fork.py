@@ -17,11 +17,11 @@ from ..sysdb.records import INTERNAL_QUEUE
 from ..sysdb.wakeups import queue_key
 
 if TYPE_CHECKING:
-    from .._executor import Executor
+    from .._executor import Runtime
 
 
 async def fork_workflow(
-    executor: Executor,
+    executor: Runtime,
     original_id: str,
     start_step: int,
     *,
