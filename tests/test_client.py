@@ -581,3 +581,31 @@ async def test_list_workflow_steps(url: str) -> None:
         )
         assert [s.function_id for s in page] == [2, 3]
         assert await client.list_workflow_steps(str(uuid.uuid4())) == []
+
+
+async def test_a_portable_workflow_enqueued_with_pickle_publishes_portable(url: str) -> None:
+    """As dbos 3.4: the outcome keeps the row's format, while events, streams and sends use
+    the workflow's registered format unless the row itself is portable."""
+    async with serving(url), opened(url) as client:
+        handle = await client.enqueue(EnqueueOptions(workflow_name="chatty", queue_name=QUEUE), "p")
+        await client.send(handle.workflow_id, "hello", "inbox")
+        with trio.fail_after(15):
+            assert await handle.get_result() == {"label": "p", "message": "hello"}
+    row = await status_row(url, handle.workflow_id)
+    assert row["serialization"] == "py_pickle"
+    output = await rows(
+        url, "SELECT output FROM dbos.workflow_output WHERE workflow_uuid = %s", handle.workflow_id
+    )
+    assert unpickle(output[0][0]) == {"label": "p", "message": "hello"}
+    event = await rows(
+        url,
+        "SELECT value, serialization FROM dbos.workflow_events WHERE workflow_uuid = %s",
+        handle.workflow_id,
+    )
+    assert event == [('{"label":"p","ready":true}', "portable_json")]
+    streams = await rows(
+        url,
+        "SELECT DISTINCT serialization FROM dbos.streams WHERE workflow_uuid = %s",
+        handle.workflow_id,
+    )
+    assert streams == [("portable_json",)]
