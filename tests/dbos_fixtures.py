@@ -245,29 +245,36 @@ class StatementCounter:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.counts = Counts()
+        # When set, only what this task sends counts (not the executor's background tasks).
+        self.task: trio.lowlevel.Task | None = None
         original_wait = TrioConnection.wait
         original_execute = TrioConnection.execute
         counter = self
 
         async def wait(self: TrioConnection, gen: Any, *args: Any, **kwargs: Any) -> Any:
+            counted = counter.counts if counter.watching() else Counts()
             before = self.pgconn.transaction_status
-            counter.counts.round_trips += 1
+            counted.round_trips += 1
             result = await original_wait(self, gen, *args, **kwargs)
             after = self.pgconn.transaction_status
             if before == _INTRANS and after == _IDLE:
-                counter.counts.commits += 1  # COMMIT of a block (a failed block is INERROR)
+                counted.commits += 1  # COMMIT of a block (a failed block is INERROR)
             return result
 
         async def execute(self: TrioConnection, *args: Any, **kwargs: Any) -> Any:
-            counter.counts.statements += 1
+            counted = counter.counts if counter.watching() else Counts()
+            counted.statements += 1
             implicit = self.autocommit and self.pgconn.transaction_status == _IDLE
             cur = await original_execute(self, *args, **kwargs)
             if implicit and self.pgconn.transaction_status == _IDLE:
-                counter.counts.commits += 1
+                counted.commits += 1
             return cur
 
         monkeypatch.setattr(TrioConnection, "wait", wait)
         monkeypatch.setattr(TrioConnection, "execute", execute)
+
+    def watching(self) -> bool:
+        return self.task is None or trio.lowlevel.current_task() is self.task
 
     def snapshot(self) -> Counts:
         return Counts(self.counts.statements, self.counts.round_trips, self.counts.commits)

@@ -24,6 +24,7 @@ from dbos_fixtures import (
     make_dbos,
     migrated_template,
     query,
+    reexecute,
     statement_counter,
 )
 from pg_support import admin_url
@@ -61,6 +62,9 @@ def register(dbos: DBOS) -> tuple[Any, Any, Any]:
 
 
 async def measure(counter: StatementCounter, workflow: Any, workflow_id: str) -> Counts:
+    """What calling ``workflow`` sends from this task (where a direct call runs it), so
+    the executor's background polling never lands in the count."""
+    counter.task = trio.lowlevel.current_task()
     before = counter.snapshot()
     with SetWorkflowID(workflow_id):
         await workflow()
@@ -91,8 +95,6 @@ async def test_a_ten_step_workflow_costs_twelve_commits_statements_and_round_tri
 async def test_a_replayed_ten_step_workflow_loads_its_checkpoints_in_one_query(
     make_dbos: MakeDBOS, dbos_url: str, statement_counter: StatementCounter
 ) -> None:
-    from dbos_fixtures import reexecute
-
     dbos = make_dbos()
     ten_steps, _, _ = register(dbos)
     async with dbos.launched():
@@ -101,9 +103,8 @@ async def test_a_replayed_ten_step_workflow_loads_its_checkpoints_in_one_query(
         assert await reexecute(dbos, dbos_url, ten_steps, "ten-2") == 45
         replay = statement_counter.snapshot() - before
     # reexecute itself: one UPDATE (its own connection) and one row read. The engine: one
-    # query for all checkpoints and one outcome write, whatever the number of steps.
-    assert replay.statements <= 4
-    assert replay.commits <= 4
+    # query for all ten checkpoints and one outcome write.
+    assert replay == Counts(statements=4, round_trips=4, commits=4)
 
 
 async def _backends_of(database: str) -> int:
