@@ -43,7 +43,7 @@ from .._errors import (
     SystemDatabaseError,
 )
 from .._registry import DBOSConfiguredInstance, RegisteredWorkflow, member_kind
-from .._serialization import PICKLE
+from .._serialization import PICKLE, PORTABLE_JSON
 from ..sysdb.records import (
     ERROR,
     PENDING,
@@ -333,10 +333,14 @@ async def _call(
             value = await execute(executor, started.plan, execution)
         except BaseException as error:
             if parent is not None and result_id is not None and _is_outcome(error):
-                await _record_child_result(executor, parent, result_id, started.workflow_id)
+                await _record_child_result(
+                    executor, parent, result_id, started.workflow_id, execution.outcome
+                )
             raise
         if parent is not None and result_id is not None:
-            await _record_child_result(executor, parent, result_id, started.workflow_id)
+            await _record_child_result(
+                executor, parent, result_id, started.workflow_id, execution.outcome
+            )
         return value
     if parent is not None and result_id is not None:
         return await get_result_in_workflow(
@@ -374,10 +378,17 @@ async def _outcome_from_init(
 
 
 async def _record_child_result(
-    executor: Executor, parent: WorkflowContext, function_id: int, child_id: str
+    executor: Executor,
+    parent: WorkflowContext,
+    function_id: int,
+    child_id: str,
+    outcome: Outcome | None,
 ) -> None:
-    outcome = await executor.sysdb.get_outcome(child_id)
-    assert outcome is not None
+    """Record the outcome of a child that ran inline; the execution knows it (as written,
+    or as adopted), so reading it back costs a round trip only if it does not."""
+    if outcome is None:
+        outcome = await executor.sysdb.get_outcome(child_id)
+        assert outcome is not None
     await _record_outcome_checkpoint(executor, parent, function_id, child_id, outcome)
 
 
@@ -440,7 +451,11 @@ async def _execute(executor: Executor, plan: ExecutionPlan, execution: LocalExec
         executor=executor,
         workflow_id=workflow_id,
         owner_xid=plan.owner_xid,
-        serialization=plan.serialization,
+        # Events, messages and streams: portable if the row is, else the registered
+        # format, as dbos 3.4 does (the outcome keeps the row's format, plan.serialization).
+        serialization=PORTABLE_JSON
+        if plan.serialization == PORTABLE_JSON
+        else workflow_format(executor, plan.registered),
         deadline_epoch_ms=plan.deadline_epoch_ms,
         recorded=recorded,
     )
@@ -529,6 +544,12 @@ async def _adopt(executor: Executor, plan: ExecutionPlan, execution: LocalExecut
 async def _after_control(
     executor: Executor, plan: ExecutionPlan, execution: LocalExecution, control: BaseException
 ) -> Any:
+    if execution.scope.cancel_called and not execution.cancel_requested:
+        # Its deadline fired, but an enclosing scope that fired too (a parent with the same
+        # deadline) takes the Cancelled: this row must still end CANCELLED.
+        from .timeouts import cancel_expired
+
+        await cancel_expired(executor, plan.workflow_id)
     cancelled = _find(control, DBOSWorkflowCancelledError)
     if cancelled is not None:
         return await _adopt(executor, plan, execution)
