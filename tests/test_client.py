@@ -609,3 +609,27 @@ async def test_a_portable_workflow_enqueued_with_pickle_publishes_portable(url: 
         handle.workflow_id,
     )
     assert streams == [("portable_json",)]
+
+
+async def test_set_workflow_delay_fork_and_wait_first(url: str) -> None:
+    async with opened(url) as client:
+        delayed = await client.enqueue(
+            EnqueueOptions(workflow_name="add", queue_name=QUEUE, delay_seconds=3600), 1, 2
+        )
+        with pytest.raises(DBOSException, match="either"):
+            await client.set_workflow_delay(delayed.workflow_id)
+        with pytest.raises(DBOSException, match=">= 0"):
+            await client.set_workflow_delay(delayed.workflow_id, delay_seconds=-1)
+        await client.set_workflow_delay(delayed.workflow_id, delay_until_epoch_ms=1234)
+        assert (await status_row(url, delayed.workflow_id))["delay_until_epoch_ms"] == 1234
+    async with serving(url), opened(url) as client:
+        with trio.fail_after(15):
+            first = await client.wait_first([await client.retrieve_workflow(delayed.workflow_id)])
+            assert await first.get_result() == 3
+            forked = await client.fork_workflow(delayed.workflow_id, 1, queue_name=QUEUE)
+            assert forked.workflow_id != delayed.workflow_id
+            assert await forked.get_result() == 3
+        row = await status_row(url, forked.workflow_id)
+        assert row["forked_from"] == delayed.workflow_id
+        with pytest.raises(ValueError, match="empty"):
+            await client.wait_first([])

@@ -40,6 +40,7 @@ import trio
 
 from ._clock import Clock
 from ._config import redact_url
+from ._context import SetWorkflowTimeout
 from ._dbos import _normalize_filters
 from ._errors import (
     DBOSException,
@@ -51,7 +52,7 @@ from ._errors import (
 from ._executor import Runtime
 from ._serialization import PICKLE, PORTABLE_JSON, Codec, PickleSerializer, Serializer
 from ._status import StepInfo, WorkflowStatus, step_info, workflow_status
-from .engine import management
+from .engine import fork, management
 from .engine.outcomes import raise_or_return, wait_for_outcome
 from .engine.streams import BATCH_SIZE, CLOSED_MARKER, TERMINATION_RECHECK_SECONDS
 from .engine.workflow import check_same_workflow
@@ -60,6 +61,7 @@ from .sysdb.records import (
     DELAYED,
     ENQUEUED,
     NULL_TOPIC,
+    TERMINAL_STATUSES,
     NewWorkflow,
     WorkflowFilters,
 )
@@ -538,10 +540,78 @@ class Client:
         runtime = self._require("delete_workflow")
         await management.delete_workflows(runtime, [workflow_id], delete_children=delete_children)
 
-    async def set_workflow_delay(self, workflow_id: str, *, delay_seconds: float) -> None:
-        """Move a DELAYED workflow's start to ``delay_seconds`` from now."""
+    async def set_workflow_delay(
+        self,
+        workflow_id: str,
+        *,
+        delay_seconds: float | None = None,
+        delay_until_epoch_ms: int | None = None,
+    ) -> None:
+        """Move a DELAYED workflow's start to ``delay_seconds`` from now, or to
+        ``delay_until_epoch_ms`` (exactly one of them); other workflows are left alone."""
         runtime = self._require("set_workflow_delay")
-        await management.set_workflow_delay(runtime, workflow_id, delay_seconds)
+        if (delay_seconds is None) == (delay_until_epoch_ms is None):
+            raise DBOSException("Specify either delay_seconds or delay_until_epoch_ms, not both")
+        if delay_seconds is not None:
+            if delay_seconds < 0:
+                raise DBOSException("delay_seconds must be >= 0")
+            await management.set_workflow_delay(runtime, workflow_id, delay_seconds)
+            return
+        assert delay_until_epoch_ms is not None
+        if delay_until_epoch_ms < 0:
+            raise DBOSException("delay_until_epoch_ms must be >= 0")
+        await runtime.sysdb.set_workflow_delay(
+            workflow_id, delay_until_epoch_ms, runtime.clock.now_ms()
+        )
+
+    async def fork_workflow(
+        self,
+        workflow_id: str,
+        start_step: int,
+        *,
+        application_version: str | None = None,
+        queue_name: str | None = None,
+        queue_partition_key: str | None = None,
+        timeout_seconds: float | None = None,
+    ) -> ClientWorkflowHandle[Any]:
+        """A new workflow that replays ``workflow_id``'s steps before ``start_step`` and
+        re-runs the rest, enqueued on ``queue_name`` (default: the internal queue). Its id
+        comes from an enclosing ``SetWorkflowID``, else it is fresh."""
+        runtime = self._require("fork_workflow")
+        with SetWorkflowTimeout(timeout_seconds):
+            forked_id = await fork.fork_workflow(
+                runtime,
+                workflow_id,
+                start_step,
+                application_version=application_version,
+                queue_name=queue_name,
+                queue_partition_key=queue_partition_key,
+            )
+        return self._handle(forked_id)
+
+    async def wait_first(
+        self, handles: Sequence[ClientWorkflowHandle[Any]]
+    ) -> ClientWorkflowHandle[Any]:
+        """The first of ``handles`` whose workflow is no longer PENDING/ENQUEUED/DELAYED
+        (polled every ``outcome_poll_interval``)."""
+        runtime = self._require("wait_first")
+        by_id = {handle.workflow_id: handle for handle in handles}
+        if not by_id:
+            raise ValueError("handles must not be empty")
+        if len(by_id) != len(handles):
+            raise ValueError("handles must not contain duplicate workflow IDs")
+        query = WorkflowFilters(
+            workflow_ids=tuple(by_id),
+            statuses=tuple(sorted(TERMINAL_STATUSES)),
+            limit=1,
+            load_input=False,
+            load_output=False,
+        )
+        while True:
+            finished = await runtime.sysdb.list_workflows(query)
+            if finished:
+                return by_id[finished[0].workflow_id]
+            await trio.sleep(runtime.outcome_poll_interval)
 
     # --- listing ---------------------------------------------------------------------
 
