@@ -193,7 +193,7 @@ async def _first_finished(executor: Executor, workflow_ids: list[str]) -> str:
             rows = await executor.sysdb.list_workflows(filters)
             if rows:
                 return rows[0].workflow_id
-            await _wait_any(subscriptions, executor.config.outcome_poll_interval)
+            await _wait_any(subscriptions, executor.outcome_poll_interval)
 
 
 async def _wait_any(subscriptions: list[Subscription], timeout: float) -> None:

@@ -25,14 +25,14 @@ from ..sysdb.records import (
 from ..sysdb.wakeups import outcome_key
 
 if TYPE_CHECKING:
-    from .._executor import Executor, LocalExecution
+    from .._executor import LocalExecution, Runtime
 
 # While the awaited workflow runs in this process its end wakes us; the database is then
 # only re-read as a safety net.
 LOCAL_RECHECK_SECONDS = 60.0
 
 
-def raise_or_return(executor: Executor, workflow_id: str, outcome: Outcome) -> Any:
+def raise_or_return(executor: Runtime, workflow_id: str, outcome: Outcome) -> Any:
     """The stored result of a terminal workflow, or raise what its waiters should see."""
     if outcome.status == SUCCESS:
         return executor.codec.decode(outcome.output, outcome.serialization)
@@ -48,7 +48,7 @@ def raise_or_return(executor: Executor, workflow_id: str, outcome: Outcome) -> A
 
 
 async def wait_for_outcome(
-    executor: Executor,
+    executor: Runtime,
     workflow_id: str,
     *,
     exclude_local: LocalExecution | None = None,
@@ -58,7 +58,7 @@ async def wait_for_outcome(
 
     Raises :class:`DBOSNonExistentWorkflowError` if there is no such workflow.
     """
-    interval = executor.config.outcome_poll_interval if poll_interval is None else poll_interval
+    interval = executor.outcome_poll_interval if poll_interval is None else poll_interval
     with executor.wakeups.subscribe(outcome_key(workflow_id)) as subscription:
         while True:
             outcome = await executor.sysdb.get_outcome(workflow_id)
