@@ -1,0 +1,201 @@
+"""Helpers for the queue and recovery tests (issue 4).
+
+* Re-exports the per-test database fixtures of :mod:`dbos_fixtures` (``dbos_url``,
+  ``make_dbos``) and its row helpers.
+* :func:`wait_until`: poll a condition (real time) instead of sleeping a fixed amount.
+* :class:`SideTable`: a table the tests' *step bodies* write to, on their own connection,
+  so executions are counted outside the library under test.
+* :func:`start_script` / :class:`Script`: a helper script from ``tests/scripts`` in a
+  subprocess (a real process to kill, or a second executor), with its output in a file.
+
+Import fixtures into a test module with ``from queue_fixtures import dbos_url, ...``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import trio
+from dbos_fixtures import (
+    APP_NAME,
+    count_rows,
+    dbos_url,
+    execute,
+    make_dbos,
+    migrated_template,
+    query,
+    status_row,
+    steps_of,
+)
+
+__all__ = [
+    "APP_NAME",
+    "Script",
+    "SideTable",
+    "count_rows",
+    "dbos_url",
+    "execute",
+    "make_dbos",
+    "max_overlap",
+    "migrated_template",
+    "query",
+    "start_script",
+    "status_row",
+    "steps_of",
+    "wait_until",
+]
+
+TESTS = Path(__file__).resolve().parent
+SCRIPTS = TESTS / "scripts"
+SRC = TESTS.parent / "src"
+
+
+async def wait_until(
+    check: Callable[[], Awaitable[bool]] | Callable[[], bool],
+    *,
+    timeout: float = 15.0,
+    interval: float = 0.02,
+    what: str = "condition",
+) -> None:
+    """Poll ``check`` (sync or async) until it is true; fail after ``timeout`` real seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if not isinstance(result, bool):
+            result = await result
+        if result:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await trio.sleep(interval)
+
+
+class SideTable:
+    """``side_effects(workflow_id, label, pid, value, started, ended)``: step bodies log here.
+
+    Writes go through a plain (blocking) psycopg connection per thread-safe call, never
+    through dbos_trio, so what the table says is independent of the library's bookkeeping.
+    """
+
+    DDL = (
+        "CREATE TABLE IF NOT EXISTS public.side_effects ("
+        " id bigserial PRIMARY KEY, workflow_id text, label text, pid int, value text,"
+        " started timestamptz NOT NULL DEFAULT clock_timestamp(), ended timestamptz)"
+    )
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def create(self) -> None:
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(self.DDL)
+
+    def log(self, workflow_id: str | None, label: str, value: str | None = None) -> int:
+        """Record one execution of a step body; returns the row id (blocking call)."""
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            row = conn.execute(
+                "INSERT INTO public.side_effects (workflow_id, label, pid, value) "
+                "VALUES (%s, %s, %s, %s) RETURNING id",
+                (workflow_id, label, os.getpid(), value),
+            ).fetchone()
+            assert row is not None
+            return int(row[0])
+
+    def end(self, row_id: int) -> None:
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE public.side_effects SET ended = clock_timestamp() WHERE id = %s", (row_id,)
+            )
+
+    async def rows(self, where: str = "TRUE", *params: Any) -> list[tuple[Any, ...]]:
+        """(workflow_id, label, pid, value, started, ended) rows, in insertion order."""
+        return await query(
+            self.url,
+            "SELECT workflow_id, label, pid, value, started, ended FROM public.side_effects "
+            f"WHERE {where} ORDER BY id",
+            *params,
+        )
+
+    async def count(self, label: str) -> int:
+        rows = await query(
+            self.url, "SELECT count(*) FROM public.side_effects WHERE label = %s", label
+        )
+        return int(rows[0][0])
+
+
+def max_overlap(intervals: list[tuple[Any, Any]]) -> int:
+    """The largest number of (start, end) intervals open at one instant."""
+    events: list[tuple[Any, int]] = []
+    for start, end in intervals:
+        events.append((start, 1))
+        events.append((end, -1))
+    # At equal times close before opening: touching intervals do not overlap.
+    events.sort(key=lambda e: (e[0], e[1]))
+    open_now = peak = 0
+    for _, delta in events:
+        open_now += delta
+        peak = max(peak, open_now)
+    return peak
+
+
+class Script:
+    """A helper script running in a subprocess; its stdout/stderr go to a temporary file."""
+
+    def __init__(self, process: subprocess.Popen[bytes], output: Path) -> None:
+        self.process = process
+        self.output_path = output
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def output(self) -> str:
+        return self.output_path.read_text(errors="replace")
+
+    def kill(self) -> None:
+        """SIGKILL: no cleanup, no shutdown, connections dropped by the server."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+
+    async def wait(self, timeout: float = 30.0) -> int:
+        def waited() -> int:
+            return self.process.wait(timeout)
+
+        return await trio.to_thread.run_sync(waited)
+
+    async def stop(self) -> None:
+        """SIGTERM, then SIGKILL if it does not exit within 5 s."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                await self.wait(5.0)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                await self.wait()
+
+
+def start_script(name: str, *args: str) -> Script:
+    """Run ``tests/scripts/<name>`` with this interpreter and the source tree importable."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(SRC), str(TESTS), *filter(None, [env.get("PYTHONPATH")])]
+    )
+    env["PYTHONUNBUFFERED"] = "1"
+    handle, path = tempfile.mkstemp(prefix=f"{Path(name).stem}-", suffix=".log")
+    with os.fdopen(handle, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, str(SCRIPTS / name), *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    return Script(process, Path(path))
