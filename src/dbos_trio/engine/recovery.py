@@ -9,6 +9,10 @@ the claim counts the attempt, and the dead-letter rule applies.
 Doing it before launch returns matters: a workflow the application starts the instant
 launch returns is PENDING under the same executor id, and must not be swept up as
 abandoned. Repeating it is harmless, because a claim re-stamps the executor id.
+
+A recovered row naming a workflow this process did not register is left ENQUEUED for an
+executor that has it (claims only take rows whose workflow is registered), with one
+warning per workflow name at launch rather than an error on every poll.
 """
 
 from __future__ import annotations
@@ -16,10 +20,16 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from .._errors import SystemDatabaseError
+from ..sysdb.records import ENQUEUED, WorkflowFilters
+
 if TYPE_CHECKING:
     from .._executor import Executor
 
 logger = logging.getLogger("dbos_trio.recovery")
+
+# How many workflow ids one warning about an unregistered workflow lists.
+LISTED_IDS = 5
 
 
 async def reenqueue_abandoned(executor: Executor) -> int:
@@ -30,4 +40,41 @@ async def reenqueue_abandoned(executor: Executor) -> int:
         logger.info(
             "re-enqueued %d workflows of executor %s for recovery", count, executor.executor_id
         )
+        await _warn_unregistered(executor)
     return count
+
+
+async def _warn_unregistered(executor: Executor) -> None:
+    """Warn once per workflow name that waits under this executor but is not registered."""
+    try:
+        rows = await executor.sysdb.list_workflows(
+            WorkflowFilters(
+                statuses=(ENQUEUED,),
+                executor_ids=(executor.executor_id,),
+                app_versions=(executor.app_version,),
+                scope_application=executor.app_name,
+                load_input=False,
+                load_output=False,
+            )
+        )
+    except SystemDatabaseError as error:
+        logger.warning("cannot check the recovered workflows' names: %s", error)
+        return
+    registered = set(executor.workflow_names)
+    unknown: dict[str, list[str]] = {}
+    for row in rows:
+        if row.name is not None and row.name not in registered:
+            unknown.setdefault(row.name, []).append(row.workflow_id)
+    for name, workflow_ids in sorted(unknown.items()):
+        listed = ", ".join(workflow_ids[:LISTED_IDS])
+        more = (
+            f" and {len(workflow_ids) - LISTED_IDS} more" if len(workflow_ids) > LISTED_IDS else ""
+        )
+        logger.warning(
+            "%d recovered workflow(s) (%s%s) name %r, which is not registered in this process: "
+            "they stay ENQUEUED until an executor that registers it dequeues them",
+            len(workflow_ids),
+            listed,
+            more,
+            name,
+        )
