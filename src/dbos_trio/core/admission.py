@@ -32,21 +32,25 @@ def _check_positive_limit(field: str, value: int | None) -> None:
 
 @attrs.frozen
 class RateLimit:
-    """At most ``limit`` workflow starts per ``period`` seconds."""
+    """At most ``limit`` workflow starts per ``period`` seconds.
+
+    A plain record: it also carries what a stored ``queues`` row says, whoever wrote it.
+    ``register_queue`` checks it (:func:`validate_queue`), before anything is written.
+    """
 
     limit: int
     period: float
 
-    def __attrs_post_init__(self) -> None:
-        _check_positive_limit("RateLimit.limit", self.limit)
+    def check(self, field: str) -> None:
+        """Raise ``ValueError`` unless the limit and the period are positive and finite."""
+        _check_positive_limit(f"{field}.limit", self.limit)
+        period = self.period
         if (
-            isinstance(self.period, bool)
-            or not isinstance(self.period, int | float)
-            or not (0 < self.period < math.inf)
+            isinstance(period, bool)
+            or not isinstance(period, int | float)
+            or not (0 < period < math.inf)
         ):
-            raise ValueError(
-                f"RateLimit.period must be a positive number of seconds, not {self.period!r}"
-            )
+            raise ValueError(f"{field}.period must be a positive number of seconds, not {period!r}")
 
 
 @attrs.frozen(kw_only=True)
@@ -102,8 +106,11 @@ def validate_queue(config: QueueConfig) -> None:
         _check_positive_limit(field, getattr(config, field))
     for field in ("limiter", "partition_limiter"):
         value = getattr(config, field)
-        if value is not None and not isinstance(value, RateLimit):
+        if value is None:
+            continue
+        if not isinstance(value, RateLimit):
             raise ValueError(f"{field} must be a RateLimit(limit, period), not {value!r}")
+        value.check(field)
     interval = config.polling_interval_sec
     if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:
         raise ValueError(f"polling_interval_sec must be positive, not {interval!r}")

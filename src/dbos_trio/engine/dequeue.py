@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger("dbos_trio.dequeue")
 
 SWEEP_INTERVAL_SECONDS = 1.0
+# A stored polling interval of zero (the queues table is shared; another writer may not
+# validate) must not turn a worker into a busy loop against the database.
+MIN_POLL_INTERVAL_SECONDS = 0.01
 INTERNAL_QUEUE_CONFIG = QueueConfig(name=INTERNAL_QUEUE)
 
 
@@ -111,15 +114,26 @@ async def run_worker(executor: Executor, queue_name: str) -> None:
                     config_read_at = now
                     if config is None:
                         return
-                base = config.polling_interval_sec
+                base = max(config.polling_interval_sec, MIN_POLL_INTERVAL_SECONDS)
                 contended = False
+                claimed: list[tuple[ClaimedWorkflow, str]] = []
                 try:
-                    for claimed, owner_xid in await claim_once(executor, config):
-                        await dispatch(executor, claimed, owner_xid)
+                    claimed = await claim_once(executor, config)
                 except QueueContention:
                     contended = True
                 except SystemDatabaseError as error:
                     logger.warning("dequeue from %s failed: %s", queue_name, error)
+                for row, owner_xid in claimed:
+                    # Each claimed row is dispatched on its own: one failure must not
+                    # strand the rest of the batch PENDING under this executor.
+                    try:
+                        await dispatch(executor, row, owner_xid)
+                    except SystemDatabaseError as error:
+                        logger.warning(
+                            "cannot start dequeued workflow %s (it stays PENDING for recovery): %s",
+                            row.workflow_id,
+                            error,
+                        )
                 interval = next_poll_interval(interval or base, base, contended=contended)
                 await wakeup.wait(interval * random.uniform(0.95, 1.05))
     finally:
