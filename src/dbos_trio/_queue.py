@@ -18,7 +18,12 @@ R = TypeVar("R")
 
 
 class Queue:
-    """A queue's configuration, and the way to enqueue workflows on it."""
+    """A queue's configuration, and the way to enqueue workflows on it.
+
+    The configuration is the one it was declared or retrieved with; other executors, or
+    ``dbos.delete_queue``, may have changed the ``queues`` row since (retrieve it again
+    to see the stored one). Enqueueing checks the partition key against it.
+    """
 
     def __init__(self, dbos: DBOS, config: QueueConfig) -> None:
         self._dbos = weakref.ref(dbos)
@@ -36,7 +41,7 @@ class Queue:
         return self._config
 
     def __getattr__(self, field: str) -> Any:
-        # global_concurrency, worker_concurrency, limiter, partition_* , polling_interval_sec
+        # global_concurrency, worker_concurrency, limiter, partition_*, polling_interval_sec
         if field.startswith("_"):
             raise AttributeError(field)
         return getattr(self._config, field)
@@ -45,7 +50,15 @@ class Queue:
         self, fn: Callable[P, Awaitable[R]], *args: P.args, **kwargs: P.kwargs
     ) -> WorkflowHandle[R]:
         """Enqueue ``fn(*args, **kwargs)``; returns once its row exists."""
+        from ._dbos import resolve_workflow
+        from .engine import queues
+
         dbos = self._dbos()
         if dbos is None:
             raise DBOSException(f"the DBOS instance of queue {self.name!r} no longer exists")
-        return await dbos.enqueue_on(self.name, fn, *args, **kwargs)
+        executor = dbos._require_executor(f"enqueueing on queue {self.name!r}")
+        registered, call_args = resolve_workflow(fn, args)
+        handle: WorkflowHandle[R] = await queues.enqueue(
+            executor, self.name, registered, call_args, dict(kwargs), config=self._config
+        )
+        return handle
