@@ -6,7 +6,8 @@ Invariants, and why:
   transaction LISTEN would only take effect at commit). Each notification wakes the key
   ``prefix + payload``; the payload is never split.
 * NOTIFY is not queued for an absent listener, so after every (re)connect every waiter is
-  woken to look at the database again.
+  woken to look at the database again; so is every waiter when a delivering connection is
+  lost, so that none sits out a long wait that no notification will end.
 * Waiters may stretch their re-check interval to 60 s only once a self-test NOTIFY sent
   through the pool has come back on this connection (a transaction-mode PgBouncer, for
   one, silently drops LISTEN); until then, and after any failure, they re-check every 1 s.
@@ -22,6 +23,7 @@ import trio
 
 from ..._clock import real_time_limit
 from ..wakeups import EVENTS, MESSAGES, STREAMS, WakeupRegistry
+from .driver import TrioConnection
 from .pool import Pool
 
 logger = logging.getLogger("dbos_trio.listener")
@@ -52,6 +54,7 @@ class Listener:
         self._wakeups = wakeups
         self.delivering = False
         self.connections = 0  # how many times LISTEN was (re)established
+        self.backend_pid: int | None = None  # the listening connection's server process
 
     @property
     def recheck_interval(self) -> float:
@@ -74,7 +77,12 @@ class Listener:
             except psycopg.Error as error:
                 logger.warning("listener connection lost (%s): reconnecting", error)
             finally:
-                self.delivering = False
+                was_delivering, self.delivering = self.delivering, False
+                self.backend_pid = None
+            if was_delivering:
+                # Waiters may be in a long (notification-driven) wait: make them look now
+                # and go on with the short interval until LISTEN works again.
+                self._wakeups.wake_all()
             report_started()
             await trio.sleep(RECONNECT_SECONDS)
 
@@ -84,23 +92,37 @@ class Listener:
             for channel in CHANNEL_PREFIXES:
                 await conn.execute(f"LISTEN {channel}")
             self.connections += 1
+            self.backend_pid = conn.info.backend_pid
+            # NOTIFYs sent while nobody listened are gone: everyone looks again.
             self._wakeups.wake_all()
+            lost: psycopg.Error = psycopg.OperationalError("the LISTEN connection closed")
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._self_test)
                 report_started()
-                async for notification in conn.notifications():
-                    if (
-                        notification.channel == SELF_TEST_CHANNEL
-                        and notification.payload == SELF_TEST_PAYLOAD
-                    ):
-                        self.delivering = True
-                        continue
-                    key = key_for(notification.channel, notification.payload)
-                    if key is not None:
-                        self._wakeups.wake(key)
+                # Caught here, not by the caller: out of the nursery it would come wrapped in
+                # an exception group.
+                try:
+                    await self._deliver(conn)
+                except psycopg.Error as error:
+                    lost = error
+                nursery.cancel_scope.cancel()
+            raise lost
         finally:
             with trio.CancelScope(shield=True):
                 await conn.close()
+
+    async def _deliver(self, conn: TrioConnection) -> None:
+        """Turn each notification into a wakeup until the connection fails."""
+        async for notification in conn.notifications():
+            if (
+                notification.channel == SELF_TEST_CHANNEL
+                and notification.payload == SELF_TEST_PAYLOAD
+            ):
+                self.delivering = True
+                continue
+            key = key_for(notification.channel, notification.payload)
+            if key is not None:
+                self._wakeups.wake(key)
 
     async def _self_test(self) -> None:
         with real_time_limit(SELF_TEST_SECONDS):
