@@ -57,17 +57,29 @@ class Notifier:
             await self.flush()
 
     async def flush(self) -> None:
-        """Push every pending payload now (one statement per channel)."""
+        """Push every pending payload now (one statement per channel).
+
+        Cancellation (shutdown) keeps what was not yet sent, so the final flush at close
+        still pushes it.
+        """
         pending, self._pending = self._pending, {}
         self._batch_opened = trio.Event()
-        for channel, payloads in pending.items():
-            try:
-                async with self._pool.connection() as conn:
-                    await conn.execute(
-                        self._notify_sql,
-                        {"channel": channel, "payloads": sorted(payloads)},
-                        prepare=True,
+        try:
+            while pending:
+                channel, payloads = next(iter(pending.items()))
+                try:
+                    async with self._pool.connection() as conn:
+                        await conn.execute(
+                            self._notify_sql,
+                            {"channel": channel, "payloads": sorted(payloads)},
+                            prepare=True,
+                        )
+                    self.flushes += 1
+                except psycopg.Error as error:
+                    logger.warning(
+                        "dropping %d notifications on %s: %s", len(payloads), channel, error
                     )
-                self.flushes += 1
-            except psycopg.Error as error:
-                logger.warning("dropping %d notifications on %s: %s", len(payloads), channel, error)
+                del pending[channel]
+        finally:
+            for channel, payloads in pending.items():
+                self._pending.setdefault(channel, set()).update(payloads)
