@@ -4,8 +4,11 @@ One executor per application sweeps at a time (the backend takes a transaction-s
 advisory lock), every second of Trio time with +-10 % jitter. A workflow cancelled this
 way that runs in this process has its Trio scope cancelled too, so it stops promptly;
 elsewhere it stops at its next checkpoint. A workflow's own deadline also cancels its
-scope directly where it runs (engine/workflow.py), so the sweep is the backstop for
-workflows whose executor is gone or that are still queued.
+scope directly where it runs (engine/workflow.py, through :func:`cancel_expired`), so
+the sweep is the backstop for workflows whose executor is gone or that are still queued.
+
+A sweep that fails, for whatever reason, is logged and tried again at the next tick: the
+sweep task must never take the executor's nursery down with it.
 """
 
 from __future__ import annotations
@@ -16,18 +19,24 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from .._clock import real_time_limit
 from .._errors import SystemDatabaseError
 from ..sysdb.wakeups import outcome_key
 
 if TYPE_CHECKING:
-    from .._executor import Executor
+    from .._executor import Executor, Runtime
 
 logger = logging.getLogger("dbos_trio.timeouts")
 
 SWEEP_INTERVAL_SECONDS = 1.0
+# The most rows one sweep statement cancels (its LIMIT); a full batch is followed at once
+# by another sweep.
+SWEEP_BATCH = 1000
+# Real-time bound on the CANCELLED write made after a workflow's own deadline fired.
+EXPIRED_WRITE_LIMIT_SECONDS = 10.0
 
 
-def stop_local(executor: Executor, workflow_ids: list[str]) -> None:
+def stop_local(executor: Runtime, workflow_ids: list[str]) -> None:
     """Cancel the Trio scopes of these workflows if they run here, and wake their waiters."""
     for workflow_id in workflow_ids:
         execution = executor.local.get(workflow_id)
@@ -35,6 +44,24 @@ def stop_local(executor: Executor, workflow_ids: list[str]) -> None:
             execution.cancel_requested = True
             execution.scope.cancel()
         executor.wakeups.wake(outcome_key(workflow_id))
+
+
+async def cancel_expired(executor: Runtime, workflow_id: str) -> None:
+    """Mark a workflow whose own deadline just fired (in this process) CANCELLED.
+
+    This runs right after the deadline cancelled the workflow's scope, often still inside
+    a cancelled enclosing scope: a direct child shares its parent's absolute deadline and
+    runs in the parent's task, so both scopes fire at once. The write is therefore shielded
+    (bounded in real time): without it the child's row would stay PENDING until the next
+    sweep. If it fails anyway, the sweep cancels the row.
+    """
+    from .management import cancel_workflows
+
+    with trio.CancelScope(shield=True), real_time_limit(EXPIRED_WRITE_LIMIT_SECONDS):
+        try:
+            await cancel_workflows(executor, [workflow_id])
+        except SystemDatabaseError as error:
+            logger.warning("could not cancel %s after its deadline: %s", workflow_id, error)
 
 
 async def sweep(
@@ -49,10 +76,11 @@ async def sweep(
             expired = await executor.sysdb.sweep_timeouts(
                 executor.app_name, executor.clock.now_ms()
             )
-        except SystemDatabaseError as error:
+        except Exception as error:
             logger.warning("timeout sweep failed: %s", error)
-        else:
-            if expired:
-                logger.info("cancelled %d workflows past their deadline", len(expired))
-                stop_local(executor, expired)
-        await trio.sleep(interval * random.uniform(0.9, 1.1))
+            expired = []
+        if expired:
+            logger.info("cancelled %d workflows past their deadline", len(expired))
+            stop_local(executor, expired)
+        if len(expired) < SWEEP_BATCH:
+            await trio.sleep(interval * random.uniform(0.9, 1.1))
