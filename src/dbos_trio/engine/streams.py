@@ -102,7 +102,7 @@ async def read_stream(
             while not buffered:
                 batch = await sysdb.read_stream(workflow_id, key, offset, BATCH_SIZE)
                 if batch.writer_status is None:
-                    raise DBOSNonExistentWorkflowError("stream", workflow_id)
+                    raise DBOSNonExistentWorkflowError("target", workflow_id)
                 buffered = [(value, fmt) for _, value, fmt in batch.values]
                 if not buffered and batch.writer_status not in ACTIVE_STATUSES:
                     buffered = [(CLOSED_MARKER, PORTABLE_JSON)]  # drained after the writer ended
