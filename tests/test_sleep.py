@@ -1,0 +1,183 @@
+"""Durable sleep: the wake time is a checkpoint, so a recovered sleep only sleeps what is left.
+
+The crash test kills a real process (``tests/scripts/time_sleeper.py``) with SIGKILL in
+the middle of a durable sleep and recovers the workflow in a fresh launch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import trio
+from queue_fixtures import start_script
+from time_fixtures import (
+    Stopwatch,
+    db_url,
+    migrated_template,
+    new_dbos,
+    query,
+    reexecute,
+    running,
+    status_row,
+    steps_of,
+    wait_until,
+)
+
+from dbos_trio import DBOS, DBOSException, SetWorkflowID
+
+__all__ = ["db_url", "migrated_template", "new_dbos"]
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+
+
+def load_script(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"scripts_{name}", SCRIPTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+async def sleep_checkpoint(url: str, workflow_id: str) -> tuple[Any, ...] | None:
+    """(function_id, output, serialization, started_at, completed_at) of the DBOS.sleep row."""
+    rows = await query(
+        url,
+        "SELECT function_id, output, serialization, started_at_epoch_ms, completed_at_epoch_ms "
+        "FROM dbos.operation_outputs WHERE workflow_uuid = %s AND function_name = 'DBOS.sleep'",
+        workflow_id,
+    )
+    return rows[0] if rows else None
+
+
+async def test_a_durable_sleep_records_its_wake_time_and_a_replay_does_not_sleep_again(
+    new_dbos: Callable[..., DBOS], db_url: str
+) -> None:
+    dbos = new_dbos()
+    runs = 0
+
+    @dbos.workflow()
+    async def sleeper(seconds: float) -> str:
+        nonlocal runs
+        runs += 1
+        await dbos.sleep(seconds)
+        return "woke"
+
+    async with running(dbos):
+        workflow_id = str(uuid.uuid4())
+        clock = Stopwatch()
+        before = time.time()
+        with SetWorkflowID(workflow_id):
+            assert await sleeper(0.5) == "woke"
+        assert 0.45 < clock() < 1.5
+        row = await sleep_checkpoint(db_url, workflow_id)
+        assert row is not None
+        function_id, output, serialization, started_at, completed_at = row
+        assert function_id == 1
+        assert serialization == "portable_json"
+        wake = json.loads(output)
+        assert before + 0.5 <= wake + 0.05 and wake < before + 1.0
+        assert completed_at == int(wake * 1000)  # the row states when the sleep ends
+        assert started_at <= completed_at - 450
+
+        # Starting it again returns the stored result; re-running the body skips the sleep.
+        with SetWorkflowID(workflow_id):
+            assert await sleeper(0.5) == "woke"
+        assert runs == 1
+        clock.restart()
+        assert await reexecute(dbos, db_url, sleeper, workflow_id) == "woke"
+        assert clock() < 0.3
+        assert runs == 2
+
+
+async def test_sleeping_zero_or_less_returns_at_once_and_takes_no_step_id(
+    new_dbos: Callable[..., DBOS], db_url: str
+) -> None:
+    dbos = new_dbos()
+
+    @dbos.step()
+    async def a_step() -> str:
+        return "step"
+
+    @dbos.workflow()
+    async def no_sleep() -> str:
+        await dbos.sleep(0)
+        await dbos.sleep(-5)
+        return await a_step()
+
+    async with running(dbos):
+        clock = Stopwatch()
+        handle = await dbos.start_workflow(no_sleep)
+        assert await handle.get_result() == "step"
+        assert clock() < 0.5
+        assert [(s[0], s[1]) for s in await steps_of(db_url, handle.workflow_id)] == [
+            (1, a_step.__qualname__)
+        ]
+        # Outside a workflow only a real sleep is refused.
+        await dbos.sleep(0)
+        with pytest.raises(DBOSException, match=r"sleep\(\) must be called from within a workflow"):
+            await dbos.sleep(0.01)
+
+
+async def test_a_sleep_interrupted_by_shutdown_sleeps_only_the_remainder_after_recovery(
+    new_dbos: Callable[..., DBOS], db_url: str
+) -> None:
+    dbos = new_dbos()
+
+    @dbos.workflow()
+    async def sleeper() -> str:
+        await dbos.sleep(1.5)
+        return "woke"
+
+    workflow_id = str(uuid.uuid4())
+    async with running(dbos):
+        with SetWorkflowID(workflow_id):
+            await dbos.start_workflow(sleeper)
+        clock = Stopwatch()
+        await wait_until(lambda: sleep_checkpoint(db_url, workflow_id))
+        await trio.sleep(0.5)
+    assert (await status_row(db_url, workflow_id))["status"] == "PENDING"
+    recorded = await sleep_checkpoint(db_url, workflow_id)
+    async with running(dbos):
+        handle = await dbos.retrieve_workflow(workflow_id)
+        assert await handle.get_result() == "woke"
+        assert 1.4 < clock() < 2.5  # the original 1.5 s, not 0.5 s + 1.5 s
+    assert await sleep_checkpoint(db_url, workflow_id) == recorded
+
+
+@pytest.mark.slow
+async def test_a_sleep_survives_sigkill_and_sleeps_only_the_remainder(db_url: str) -> None:
+    app_name = f"t5-sleeper-{uuid.uuid4().hex[:8]}"
+    workflow_id = str(uuid.uuid4())
+    crashed = start_script("time_sleeper.py", db_url, app_name, workflow_id, "4")
+    try:
+        await wait_until(lambda: sleep_checkpoint(db_url, workflow_id), timeout=30)
+        recorded = await sleep_checkpoint(db_url, workflow_id)
+        assert recorded is not None
+        wake = json.loads(recorded[1])
+        await trio.sleep(1.0)
+    finally:
+        crashed.kill()
+    killed_at = time.time()
+    assert await crashed.wait() == -9, crashed.output()
+    assert (await status_row(db_url, workflow_id))["status"] == "PENDING"
+
+    dbos, _ = load_script("time_sleeper").build(db_url, app_name)
+    async with dbos.launched():
+        handle = await dbos.retrieve_workflow(workflow_id)
+        assert await handle.get_result() == "woke"
+        finished_at = time.time()
+    # About 3 s after the kill (4 s minus the 1 s slept before it), not 4 s.
+    assert 2.5 < finished_at - killed_at < 3.8
+    assert finished_at >= wake - 0.05
+    assert await sleep_checkpoint(db_url, workflow_id) == recorded
+    row = await status_row(db_url, workflow_id)
+    assert row["status"] == "SUCCESS"
+    assert row["recovery_attempts"] >= 2
