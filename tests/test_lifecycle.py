@@ -449,20 +449,20 @@ async def test_a_refused_connection_fails_launch_at_once_without_showing_the_pas
     assert PASSWORD not in repr(raised.value)
 
 
-async def test_an_unsupported_database_url_scheme_fails_launch_naming_it(
+async def test_an_unsupported_url_from_the_environment_fails_launch_naming_it_without_the_password(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv("DBOS_SYSTEM_DATABASE_URL", raising=False)
-    dbos = DBOS(
-        Config(app_name=unique_app(), database_url=f"sqlite:///tmp/x.sqlite?password={PASSWORD}")
-    )
+    # A URL from the environment is not seen by Config's validators: launch checks it.
+    monkeypatch.setenv("DBOS_SYSTEM_DATABASE_URL", f"mysql://root:{PASSWORD}@db.example.com/app")
+    dbos = DBOS(Config(app_name=unique_app()))
 
     with pytest.raises(DBOSInitializationError) as raised:
         async with dbos.launched():
-            pass
+            raise AssertionError("launch should have failed")
 
-    assert "sqlite" in str(raised.value)
+    assert "mysql://root:***@db.example.com/app" in str(raised.value)
     assert PASSWORD not in str(raised.value)
+    assert not dbos.is_launched
 
 
 # --------------------------------------------------------------------- secrets and logs
