@@ -8,7 +8,7 @@ test that waits runs with LISTEN/NOTIFY on and off.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import pytest
 import trio
@@ -500,3 +500,40 @@ async def test_cancelling_a_caller_blocked_in_recv_leaves_the_workflow_pending_f
             "WHERE destination_uuid = %s",
             workflow_id,
         ) == [(True, 1)]
+
+
+async def test_concurrent_receives_are_numbered_in_call_order_so_replays_match(
+    new_dbos: Callable[..., DBOS], db_url: str
+) -> None:
+    """Trio starts tasks in no fixed order; the ids are taken when ``dbos.recv(...)`` is
+    called, so a replay hands each receive the message it got the first time."""
+    dbos = new_dbos()
+    topics = ("a", "b", "c", "d")
+
+    @dbos.workflow()
+    async def receive_all() -> list[object]:
+        got: dict[str, object] = {}
+
+        async def store(topic: str, receiving: Awaitable[object]) -> None:
+            got[topic] = await receiving
+
+        async with trio.open_nursery() as nursery:
+            for topic in topics:
+                nursery.start_soon(store, topic, dbos.recv(topic, timeout_seconds=5))
+        return [got[topic] for topic in topics]
+
+    async with running(dbos):
+        handle = await dbos.start_workflow(receive_all)
+        for topic in topics:
+            await dbos.send(handle.workflow_id, topic.upper(), topic)
+        expected = [topic.upper() for topic in topics]
+        assert await handle.get_result() == expected
+        rows = await query(
+            db_url,
+            "SELECT topic, consumed_by_function_id FROM dbos.notifications "
+            "WHERE destination_uuid = %s ORDER BY topic",
+            handle.workflow_id,
+        )
+        assert rows == [("a", 1), ("b", 3), ("c", 5), ("d", 7)]
+        for _ in range(10):
+            assert await reexecute(dbos, db_url, receive_all, handle.workflow_id) == expected

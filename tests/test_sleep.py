@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import time
 import uuid
 from collections.abc import Callable
@@ -181,3 +182,60 @@ async def test_a_sleep_survives_sigkill_and_sleeps_only_the_remainder(db_url: st
     row = await status_row(db_url, workflow_id)
     assert row["status"] == "SUCCESS"
     assert row["recovery_attempts"] >= 2
+
+
+async def test_sleeps_started_concurrently_are_numbered_in_call_order(
+    new_dbos: Callable[..., DBOS], db_url: str
+) -> None:
+    dbos = new_dbos()
+
+    @dbos.workflow()
+    async def sleepers() -> None:
+        async with trio.open_nursery() as nursery:
+            for seconds in (0.3, 0.2, 0.1):
+                nursery.start_soon(dbos.sleep, seconds)
+
+    async with running(dbos):
+        for _ in range(3):
+            handle = await dbos.start_workflow(sleepers)
+            await handle.get_result()
+            rows = await query(
+                db_url,
+                "SELECT function_id, output FROM dbos.operation_outputs "
+                "WHERE workflow_uuid = %s ORDER BY function_id",
+                handle.workflow_id,
+            )
+            wakes = [json.loads(output) for _, output in rows]
+            assert [r[0] for r in rows] == [1, 2, 3]
+            # Id 1 is the 0.3 s sleep, id 3 the 0.1 s one, whatever order they ran in.
+            assert wakes[0] > wakes[1] > wakes[2]
+
+
+async def test_sleep_refuses_what_is_not_a_duration_and_caps_infinity(
+    new_dbos: Callable[..., DBOS], db_url: str
+) -> None:
+    dbos = new_dbos()
+
+    @dbos.workflow()
+    async def forever() -> None:
+        await dbos.sleep(math.inf)
+
+    @dbos.workflow()
+    async def recv_forever() -> object:
+        return await dbos.recv("t", timeout_seconds=math.inf)
+
+    async with running(dbos):
+        for bad in (math.nan, "1"):
+            with pytest.raises(DBOSException, match="needs a number of seconds"):
+                await dbos.sleep(bad)  # type: ignore[arg-type]
+        handle = await dbos.start_workflow(forever)
+        await wait_until(lambda: sleep_checkpoint(db_url, handle.workflow_id))
+        recorded = await sleep_checkpoint(db_url, handle.workflow_id)
+        assert recorded is not None
+        assert json.loads(recorded[1]) == 253402300799.0  # 9999-12-31T23:59:59Z
+        await dbos.cancel_workflow(handle.workflow_id)
+
+        receiver = await dbos.start_workflow(recv_forever)
+        await wait_until(lambda: sleep_checkpoint(db_url, receiver.workflow_id))
+        await dbos.send(receiver.workflow_id, "at last", "t")
+        assert await receiver.get_result() == "at last"

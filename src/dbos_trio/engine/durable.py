@@ -6,6 +6,11 @@ Invariants, and why:
   (epoch seconds, portable JSON) before waiting, so an execution recovered after a crash
   waits only for what remains. ``recv`` and ``get_event`` keep their timeout this way at
   the step id after their own.
+* Step ids are reserved at the call, not when the returned coroutine first runs: the
+  primitives are plain functions returning a coroutine (as steps are), so concurrent calls
+  made from one body get ids in call order. Trio runs newly started tasks in no fixed
+  order; ids taken when they first ran would differ between an execution and its replay,
+  and a replayed ``recv`` could hand back another topic's message.
 * Every wait reads Trio's clock (through :class:`~dbos_trio._clock.Clock`), never the wall
   clock, so a ``MockClock`` drives durable sleeps and timeouts in tests.
 * A wait is "subscribe, look, wait a bounded slice, look again": the subscription exists
@@ -17,7 +22,8 @@ Invariants, and why:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import math
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
@@ -34,6 +40,15 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 SLEEP = "DBOS.sleep"
+# The latest wake time a checkpoint records (9999-12-31T23:59:59Z): an infinite wait is
+# stored as this, since JSON has no infinity and the row's completion time is an integer.
+LATEST_WAKE = 253402300799.0
+
+
+def check_seconds(seconds: float, what: str) -> None:
+    """Refuse a duration that is not a number (NaN included); infinity is allowed."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or math.isnan(seconds):
+        raise DBOSException(f"{what} needs a number of seconds, not {seconds!r}")
 
 
 def caller_for(
@@ -57,7 +72,7 @@ async def durable_wake_time(
     if recorded is not None:
         return float(executor.codec.decode(recorded.output, recorded.serialization))
     started = executor.clock.now_ms()
-    wake = executor.clock.now() + seconds
+    wake = min(executor.clock.now() + seconds, LATEST_WAKE)
     await checkpoint.record(
         executor,
         ctx,
@@ -71,18 +86,28 @@ async def durable_wake_time(
     return wake
 
 
-async def sleep(executor: Executor | None, seconds: float) -> None:
-    """Durable sleep from a workflow body; ``seconds <= 0`` returns at once, using no step id."""
-    if seconds <= 0:
-        await trio.lowlevel.checkpoint()
-        return
+def sleep(executor: Executor | None, seconds: float) -> Coroutine[Any, Any, None]:
+    """Durable sleep from a workflow body; ``seconds <= 0`` returns at once, using no step id.
+
+    Not a coroutine function: the step id is taken at the call, like a step's, so sleeps
+    started concurrently (``nursery.start_soon(dbos.sleep, s)``) are numbered in call
+    order whatever order Trio runs them in. ``math.inf`` sleeps until the end of time.
+    """
+    check_seconds(seconds, "sleep")
     ctx = workflow_outside_steps()
+    if seconds <= 0:
+        return _sleep(None, 0, 0.0)
     if ctx is None:
         if current_step.get() is not None:
-            await trio.sleep(seconds)  # inside a step a durable call is a plain call
-            return
+            return _sleep(None, 0, seconds)  # inside a step a durable call is a plain call
         raise DBOSException("sleep() must be called from within a workflow")
-    function_id = ctx.reserve_id()
+    return _sleep(ctx, ctx.reserve_id(), seconds)
+
+
+async def _sleep(ctx: WorkflowContext | None, function_id: int, seconds: float) -> None:
+    if ctx is None:
+        await trio.sleep(seconds)
+        return
     wake = await durable_wake_time(ctx.executor, ctx, function_id, seconds)
     await ctx.executor.clock.sleep_until(wake)
 

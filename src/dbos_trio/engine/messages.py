@@ -5,6 +5,8 @@ Invariants, and why:
 * A send from a workflow commits the message and its ``DBOS.send`` checkpoint together,
   so a replay never sends twice; an idempotency key makes the message id
   ``"{key}::{destination}"``, so any number of retried sends leave one message.
+* Step ids are taken at the call (these are plain functions returning a coroutine), so
+  concurrent calls from one body are numbered in call order, not in Trio's run order.
 * ``recv`` is for workflow bodies only and takes two step ids, reserved at the call: the
   receive at N and its timeout, a durable ``DBOS.sleep`` at N+1, so a recovered receive
   keeps its original deadline. Consuming marks the oldest unconsumed message on the topic
@@ -18,14 +20,15 @@ Invariants, and why:
 from __future__ import annotations
 
 import uuid
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from .._context import current_step, workflow_outside_steps
+from .._context import WorkflowContext, current_step, workflow_outside_steps
 from .._errors import DBOSException, DBOSNonExistentWorkflowError
 from ..sysdb.records import NULL_TOPIC
 from ..sysdb.wakeups import message_key
 from . import checkpoint
-from .durable import caller_for, decode_payload, durable_wake_time
+from .durable import caller_for, check_seconds, decode_payload, durable_wake_time
 
 if TYPE_CHECKING:
     from .._executor import Executor
@@ -41,14 +44,36 @@ def _encode(executor: Executor, value: Any, fmt: str, what: str) -> str:
         raise DBOSException(f"cannot serialize the {what} as {fmt}: {error}") from error
 
 
-async def send(
+def send(
     executor: Executor,
     destination_id: str,
     message: Any,
     topic: str | None,
     idempotency_key: str | None,
-) -> None:
+) -> Coroutine[Any, Any, None]:
+    """Send ``message``; from a workflow body the ``DBOS.send`` step id is taken now."""
     ctx = workflow_outside_steps()
+    if ctx is None:
+        return _send(executor, None, None, destination_id, message, topic, idempotency_key)
+    return _send(
+        ctx.executor, ctx, ctx.reserve_id(), destination_id, message, topic, idempotency_key
+    )
+
+
+async def _send(
+    executor: Executor,
+    ctx: WorkflowContext | None,
+    function_id: int | None,
+    destination_id: str,
+    message: Any,
+    topic: str | None,
+    idempotency_key: str | None,
+) -> None:
+    if ctx is not None and function_id is not None:
+        recorded = checkpoint.replayed(ctx, function_id, SEND)
+        if recorded is not None:
+            checkpoint.replay_value(executor, recorded)
+            return
     step = current_step.get()
     owning = ctx or (step.workflow if step is not None else None)
     fmt = owning.serialization if owning is not None else executor.codec.default_format
@@ -57,7 +82,7 @@ async def send(
         f"{idempotency_key}::{destination_id}" if idempotency_key is not None else str(uuid.uuid4())
     )
     encoded = _encode(executor, message, fmt, "message")
-    if ctx is None:
+    if ctx is None or function_id is None:
         await executor.sysdb.send(
             destination_id=destination_id,
             topic=topic_value,
@@ -67,11 +92,6 @@ async def send(
             now_ms=executor.clock.now_ms(),
             caller=None,
         )
-        return
-    function_id = ctx.reserve_id()
-    recorded = checkpoint.replayed(ctx, function_id, SEND)
-    if recorded is not None:
-        checkpoint.replay_value(executor, recorded)
         return
     caller = caller_for(executor, ctx, function_id)
     try:
@@ -91,14 +111,26 @@ async def send(
         raise
 
 
-async def recv(executor: Executor, topic: str | None, timeout_seconds: float) -> Any:
+def recv(executor: Executor, topic: str | None, timeout_seconds: float) -> Coroutine[Any, Any, Any]:
+    """Receive (workflow bodies only); both step ids are taken now."""
     ctx = workflow_outside_steps()
     if ctx is None:
         raise DBOSException("recv() must be called from within a workflow")
-    topic_value = NULL_TOPIC if topic is None else topic
+    check_seconds(timeout_seconds, "recv")
     receive_id = ctx.reserve_id()
     deadline_id = ctx.reserve_id()
+    return _recv(ctx, receive_id, deadline_id, topic, timeout_seconds)
+
+
+async def _recv(
+    ctx: WorkflowContext,
+    receive_id: int,
+    deadline_id: int,
+    topic: str | None,
+    timeout_seconds: float,
+) -> Any:
     executor = ctx.executor
+    topic_value = NULL_TOPIC if topic is None else topic
     recorded = checkpoint.replayed(ctx, receive_id, RECV)
     if recorded is not None:
         return checkpoint.replay_value(executor, recorded)

@@ -15,10 +15,10 @@ and the end — is a ``DBOS.readStream`` checkpoint, so a replay yields the same
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from .._context import current_step, workflow_outside_steps
+from .._context import WorkflowContext, current_step, workflow_outside_steps
 from .._errors import DBOSException, DBOSNonExistentWorkflowError
 from .._serialization import PORTABLE_JSON
 from ..sysdb.records import ACTIVE_STATUSES, STREAM_CLOSED
@@ -39,24 +39,37 @@ TERMINATION_RECHECK_SECONDS = 1.0
 CLOSED_MARKER = json.dumps(STREAM_CLOSED)
 
 
-async def _append(
+def _append(
     executor: Executor, key: str, value: Any, *, step_name: str, closing: bool
-) -> None:
+) -> Coroutine[Any, Any, None]:
     ctx = workflow_outside_steps()
     step = current_step.get()
     if ctx is not None:
-        executor = ctx.executor
-        function_id = ctx.reserve_id()
+        return _write(ctx.executor, ctx, ctx.reserve_id(), key, value, step_name, closing)
+    if step is not None:
+        return _write(step.workflow.executor, None, step.step_id, key, value, step_name, closing)
+    raise DBOSException(f"{step_name} must be called from within a workflow or step")
+
+
+async def _write(
+    executor: Executor,
+    ctx: WorkflowContext | None,
+    function_id: int,
+    key: str,
+    value: Any,
+    step_name: str,
+    closing: bool,
+) -> None:
+    if ctx is not None:
         if checkpoint.replayed(ctx, function_id, step_name) is not None:
             return
         caller = caller_for(executor, ctx, function_id)
-        fmt = ctx.serialization
-    elif step is not None:
-        executor = step.workflow.executor
-        caller = caller_for(executor, step.workflow, step.step_id, record=False)
-        fmt = step.workflow.serialization
     else:
-        raise DBOSException(f"{step_name} must be called from within a workflow or step")
+        step = current_step.get()
+        assert step is not None
+        ctx = step.workflow
+        caller = caller_for(executor, ctx, function_id, record=False)
+    fmt = ctx.serialization
     if closing:
         encoded, fmt = CLOSED_MARKER, PORTABLE_JSON
     else:
@@ -66,12 +79,14 @@ async def _append(
     )
 
 
-async def write_stream(executor: Executor, key: str, value: Any) -> None:
-    await _append(executor, key, value, step_name=WRITE_STREAM, closing=False)
+def write_stream(executor: Executor, key: str, value: Any) -> Coroutine[Any, Any, None]:
+    """Append ``value``; from a body the ``DBOS.writeStream`` step id is taken now."""
+    return _append(executor, key, value, step_name=WRITE_STREAM, closing=False)
 
 
-async def close_stream(executor: Executor, key: str) -> None:
-    await _append(executor, key, None, step_name=CLOSE_STREAM, closing=True)
+def close_stream(executor: Executor, key: str) -> Coroutine[Any, Any, None]:
+    """Append the close marker; from a body the ``DBOS.closeStream`` step id is taken now."""
+    return _append(executor, key, None, step_name=CLOSE_STREAM, closing=True)
 
 
 def _is_end(value: str | None, fmt: str | None) -> bool:
