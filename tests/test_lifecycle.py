@@ -304,11 +304,6 @@ async def test_launching_an_instance_that_is_already_launched_fails(database_url
         assert dbos.is_launched
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DBOS.launched() checks `self._executor is not None` but only sets it after "
-    "connecting and migrating, so a second launch started meanwhile is not refused",
-)
 async def test_launching_one_instance_from_two_tasks_at_once_refuses_the_second(
     database_url: str,
 ) -> None:
@@ -520,10 +515,6 @@ async def test_launch_and_shutdown_are_logged_at_info_naming_app_version_and_exe
     assert all(r.name.startswith("dbos_trio") for r in caplog.records)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_executor.py's shutdown line names the app and executor but not the version",
-)
 async def test_the_shutdown_log_line_names_the_version_too(
     database_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -613,11 +604,6 @@ def _leaves(group: BaseExceptionGroup[Any]) -> list[BaseException]:
     return found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DBOS.launched() re-raises the unwrapped error with `raise single from None`, "
-    "which overwrites the user's __cause__ (and sets __suppress_context__)",
-)
 async def test_an_exception_raised_inside_launched_keeps_its_cause(database_url: str) -> None:
     dbos = DBOS(
         Config(app_name=unique_app(), database_url=database_url, app_version=unique_version())

@@ -84,6 +84,7 @@ class DBOS:
         self._registry = Registry()
         self._queues: dict[str, QueueConfig] = {}
         self._executor: Executor | None = None
+        self._launching = False
 
     def __repr__(self) -> str:
         state = "launched" if self._executor is not None else "not launched"
@@ -194,8 +195,10 @@ class DBOS:
         exception is unwrapped here); workflows interrupted by the exit stay PENDING and
         are recovered by the next launch.
         """
-        if self._executor is not None:
+        if self._executor is not None or self._launching:
             raise DBOSException("this DBOS instance is already launched")
+        self._launching = True
+        collapsed: BaseException | None = None
         try:
             async with open_executor(
                 self._config, self._registry, self._start_background
@@ -206,10 +209,14 @@ class DBOS:
                 finally:
                     self._executor = None
         except BaseExceptionGroup as group:
-            single = _collapse(group)
-            if single is group:
+            collapsed = _collapse(group)
+            if collapsed is group:
                 raise
-            raise single from None
+        finally:
+            self._launching = False
+        if collapsed is not None:
+            # Raised outside the except block, so the user's own __cause__/__context__ stay.
+            raise collapsed
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Run launched until cancelled: ``await nursery.start(dbos.serve)``."""
@@ -288,44 +295,50 @@ class DBOS:
 
     # --- durable primitives ----------------------------------------------------------
 
-    async def sleep(self, seconds: float) -> None:
-        """Durable sleep (workflow only): recovery sleeps only the remainder."""
-        await durable.sleep(self._executor, seconds)
+    # Not async: like steps, these take their step ids at the call (see engine/durable.py).
 
-    async def send(
+    def sleep(self, seconds: float) -> Coroutine[Any, Any, None]:
+        """Durable sleep (workflow only): recovery sleeps only the remainder."""
+        return durable.sleep(self._executor, seconds)
+
+    def send(
         self,
         destination_id: str,
         message: Any,
         topic: str | None = None,
         *,
         idempotency_key: str | None = None,
-    ) -> None:
+    ) -> Coroutine[Any, Any, None]:
         """Send ``message`` to a workflow; a missing destination raises."""
         executor = self._require_executor("send")
-        await messages.send(executor, destination_id, message, topic, idempotency_key)
+        return messages.send(executor, destination_id, message, topic, idempotency_key)
 
-    async def recv(self, topic: str | None = None, timeout_seconds: float = 60) -> Any:
+    def recv(
+        self, topic: str | None = None, timeout_seconds: float = 60
+    ) -> Coroutine[Any, Any, Any]:
         """The oldest unconsumed message on ``topic`` (workflow only), or None on timeout."""
         executor = self._require_executor("recv")
-        return await messages.recv(executor, topic, timeout_seconds)
+        return messages.recv(executor, topic, timeout_seconds)
 
-    async def set_event(self, key: str, value: Any) -> None:
+    def set_event(self, key: str, value: Any) -> Coroutine[Any, Any, None]:
         """Publish ``key = value`` for the running workflow (from its body or a step)."""
         executor = self._require_executor("set_event")
-        await events.set_event(executor, key, value)
+        return events.set_event(executor, key, value)
 
-    async def get_event(self, workflow_id: str, key: str, timeout_seconds: float = 60) -> Any:
+    def get_event(
+        self, workflow_id: str, key: str, timeout_seconds: float = 60
+    ) -> Coroutine[Any, Any, Any]:
         """The latest value of a workflow's event, waiting up to the timeout; None if unset."""
         executor = self._require_executor("get_event")
-        return await events.get_event(executor, workflow_id, key, timeout_seconds)
+        return events.get_event(executor, workflow_id, key, timeout_seconds)
 
-    async def write_stream(self, key: str, value: Any) -> None:
+    def write_stream(self, key: str, value: Any) -> Coroutine[Any, Any, None]:
         executor = self._require_executor("write_stream")
-        await streams.write_stream(executor, key, value)
+        return streams.write_stream(executor, key, value)
 
-    async def close_stream(self, key: str) -> None:
+    def close_stream(self, key: str) -> Coroutine[Any, Any, None]:
         executor = self._require_executor("close_stream")
-        await streams.close_stream(executor, key)
+        return streams.close_stream(executor, key)
 
     def read_stream(self, workflow_id: str, key: str) -> AsyncIterator[Any]:
         """``async for value in dbos.read_stream(id, key)``: values in order until the end."""
