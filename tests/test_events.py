@@ -158,6 +158,15 @@ async def test_a_get_event_timeout_inside_a_workflow_is_checkpointed_and_replays
         assert 0.45 < clock() < 1.5
         steps = [(s[0], s[1]) for s in await steps_of(db_url, handle.workflow_id)]
         assert steps == [(1, "DBOS.getEvent"), (2, "DBOS.sleep")]
+        # Nothing found is recorded as an encoded None, as dbos 3.4 records (and expects) it.
+        [(output, serialization)] = await query(
+            db_url,
+            "SELECT output, serialization FROM dbos.operation_outputs "
+            "WHERE workflow_uuid = %s AND function_id = 1",
+            handle.workflow_id,
+        )
+        assert output is not None and serialization == "py_pickle"
+        assert dbos._require_executor("test").codec.decode(output, serialization) is None
 
         # The value appears afterwards; a replay still returns what was read the first time.
         with SetWorkflowID(target):

@@ -222,6 +222,16 @@ async def test_a_recv_timeout_returns_none_and_a_replay_returns_none_at_once(
         assert 0.45 < clock() < 1.5
         steps = await steps_of(db_url, handle.workflow_id)
         assert [(s[0], s[1]) for s in steps] == [(1, "DBOS.recv"), (2, "DBOS.sleep")]
+        # The timeout is recorded as an encoded None, never a NULL output (which dbos 3.4
+        # refuses to replay: "No output recorded in the last recv").
+        [(output, serialization)] = await query(
+            db_url,
+            "SELECT output, serialization FROM dbos.operation_outputs "
+            "WHERE workflow_uuid = %s AND function_id = 1",
+            handle.workflow_id,
+        )
+        assert output is not None and serialization == "py_pickle"
+        assert dbos._require_executor("test").codec.decode(output, serialization) is None
 
         # A message arriving after the timeout is not taken by the replay.
         await dbos.send(handle.workflow_id, "late", "t")

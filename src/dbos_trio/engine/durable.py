@@ -150,13 +150,21 @@ async def record_payload(
     *,
     started_at_ms: int,
 ) -> None:
-    """Checkpoint a read payload verbatim, in its own format (None: nothing was found)."""
+    """Checkpoint a read payload verbatim, in its own format.
+
+    Nothing found (a timeout) is recorded as an encoded None in the application's format,
+    never as a NULL output: dbos 3.4 refuses to replay a ``DBOS.recv``/``DBOS.getEvent``
+    checkpoint without an output ("No output recorded"), and another SDK may replay ours.
+    """
+    if found is None:
+        fmt = executor.codec.default_format
+        found = (executor.codec.encode(None, fmt), fmt)
     await checkpoint.record(
         executor,
         ctx,
         function_id,
         name,
         started_at_ms=started_at_ms,
-        output=None if found is None else found[0],
-        serialization=None if found is None else found[1],
+        output=found[0],
+        serialization=found[1],
     )

@@ -28,7 +28,13 @@ from .._errors import DBOSException, DBOSNonExistentWorkflowError
 from ..sysdb.records import NULL_TOPIC
 from ..sysdb.wakeups import message_key
 from . import checkpoint
-from .durable import caller_for, check_seconds, decode_payload, durable_wake_time
+from .durable import (
+    caller_for,
+    check_seconds,
+    decode_payload,
+    durable_wake_time,
+    record_payload,
+)
 
 if TYPE_CHECKING:
     from .._executor import Executor
@@ -147,5 +153,5 @@ async def _recv(
                 found = await sysdb.consume_message(caller, topic_value, clock.now_ms())
                 if found is not None:
                     return decode_payload(executor, found)
-    await checkpoint.record(executor, ctx, receive_id, RECV, started_at_ms=caller.started_at_ms)
+    await record_payload(executor, ctx, receive_id, RECV, None, started_at_ms=caller.started_at_ms)
     return None
