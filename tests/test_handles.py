@@ -123,6 +123,7 @@ async def test_a_handle_reports_the_status_row_of_its_workflow(
     assert status.parent_workflow_id is None
     assert status.created_at is not None and status.completed_at is not None
     assert status.completed_at >= status.created_at
+    assert (status.attributes, status.schedule_name, status.shard_key) == (None, None, None)
 
 
 async def test_exiting_launched_cancels_a_started_workflow_and_leaves_it_pending(

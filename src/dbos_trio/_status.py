@@ -52,6 +52,12 @@ class WorkflowStatus:
     application_name: str | None
     recovery_attempts: int | None
     serialization: str | None
+    # Columns read only once the backend's rows carry them (workflow_status.attributes and
+    # .schedule_name); shard keys belong to sharded deployments, which this SDK is not.
+    attributes: dict[str, Any] | None = None
+    schedule_name: str | None = None
+    shard_key: str | None = None
+    parent_shard_key: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -61,6 +67,7 @@ class StepInfo:
     output: Any
     error: BaseException | str | None
     child_workflow_id: str | None
+    child_shard_key: str | None = None
     started_at_epoch_ms: int | None
     completed_at_epoch_ms: int | None
 
@@ -126,7 +133,20 @@ def workflow_status(codec: Codec, row: WorkflowRow) -> WorkflowStatus:
         application_name=row.application_name,
         recovery_attempts=row.recovery_attempts,
         serialization=row.serialization,
+        attributes=_attributes(getattr(row, "attributes", None)),
+        schedule_name=getattr(row, "schedule_name", None),
     )
+
+
+def _attributes(raw: Any) -> dict[str, Any] | None:
+    """``attributes`` as a dict: JSONB comes decoded, TEXT (SQLite) as JSON."""
+    if raw is None or isinstance(raw, dict):
+        return raw
+    try:
+        decoded = json.loads(raw)
+    except (TypeError, ValueError):
+        return None
+    return decoded if isinstance(decoded, dict) else None
 
 
 def step_info(
