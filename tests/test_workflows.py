@@ -302,7 +302,7 @@ async def test_a_pending_workflow_is_waited_on_by_a_second_caller_not_run_again(
 
 
 async def test_only_the_first_workflow_started_in_a_set_workflow_id_block_takes_the_id(
-    make_dbos: MakeDBOS, dbos_url: str
+    make_dbos: MakeDBOS, dbos_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     dbos = make_dbos()
 
@@ -316,6 +316,7 @@ async def test_only_the_first_workflow_started_in_a_set_workflow_id_block_takes_
             second = await whoami()
     assert first == "first-id"
     assert second is not None and second != "first-id"
+    assert "SetWorkflowID('first-id') was taken" in caplog.text
     uuid.UUID(second)
     assert await count_rows(dbos_url, "workflow_status") == 2
 

@@ -17,6 +17,7 @@ Two kinds of state live here, and the split is the point:
 from __future__ import annotations
 
 import contextvars
+import logging
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from ._errors import DBOSException
+
+logger = logging.getLogger("dbos_trio")
 
 if TYPE_CHECKING:
     from ._executor import Executor
@@ -136,7 +139,14 @@ def SetWorkflowID(workflow_id: str) -> Iterator[None]:
 def take_assigned_id() -> str | None:
     """Consume the ``SetWorkflowID`` id, if one is set and still unused."""
     assigned = _assigned_id.get()
-    if assigned is None or assigned.used:
+    if assigned is None:
+        return None
+    if assigned.used:
+        logger.warning(
+            "SetWorkflowID(%r) was taken by an earlier workflow started in the same block; "
+            "this one gets a generated id",
+            assigned.workflow_id,
+        )
         return None
     assigned.used = True
     return assigned.workflow_id
