@@ -419,3 +419,37 @@ async def test_wait_first_inside_a_workflow_is_checkpointed_as_wait_first(
     assert steps[2].output == "caller-1-2"
     assert steps[2].child_workflow_id is None
     assert steps[3].child_workflow_id == "caller-1-2"
+
+
+async def test_workflow_ids_set_in_concurrent_tasks_stay_in_their_own_task(
+    make_dbos: MakeDBOS,
+) -> None:
+    dbos = make_dbos()
+
+    @dbos.workflow()
+    async def child(i: int) -> int:
+        return i
+
+    @dbos.workflow()
+    async def parent() -> list[str]:
+        ids: dict[int, str] = {}
+
+        async def one(i: int) -> None:
+            with SetWorkflowID(f"wanted-{i}"):
+                # Every task's block is open before any of them starts its child.
+                await trio.sleep(0.01 * (3 - i))
+                ids[i] = (await dbos.start_workflow(child, i)).workflow_id
+
+        async with trio.open_nursery() as nursery:
+            for i in range(3):
+                nursery.start_soon(one, i)
+        with SetWorkflowID("never-used"):
+            pass
+        unassigned = await dbos.start_workflow(child, 99)
+        return [ids[i] for i in range(3)] + [unassigned.workflow_id]
+
+    async with dbos.launched():
+        with SetWorkflowID("ctx-parent"):
+            ids = await parent()
+    assert ids[:3] == ["wanted-0", "wanted-1", "wanted-2"]
+    assert ids[3] == "ctx-parent-4"
