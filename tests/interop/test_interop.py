@@ -33,6 +33,8 @@ from interop_support import official_executor, rows, run_cli, run_official
 from dbos_trio import DBOS, Config, PortableWorkflowError
 from dbos_trio.client import Client, EnqueueOptions
 from dbos_trio.sysdb.migrations import LATEST_VERSION
+from dbos_trio.sysdb.postgres import migrate
+from dbos_trio.sysdb.postgres.driver import connect
 
 pytestmark = pytest.mark.interop
 
@@ -189,6 +191,11 @@ async def test_dbos_trio_accepts_a_database_official_migrated(
     launched = await run_official(official_python, "launch", empty_url)
     assert launched["version"] == 125
     before = await catalog(empty_url)
+    conn = await connect(empty_url, autocommit=True)
+    try:
+        assert await migrate.verify(conn, "dbos") == 125  # what dbos_trio sees
+    finally:
+        await conn.close()
     for run_migrations in (False, True):
         async with serving(empty_url, run_migrations=run_migrations) as app:
             handle = await app.start("trio_add", 20, 22)
