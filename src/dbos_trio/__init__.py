@@ -27,13 +27,18 @@ from ._errors import (
     PortableWorkflowError,
     SystemDatabaseError,
 )
+from ._queue import Queue
 from ._registry import DBOSConfiguredInstance
 from ._serialization import PickleSerializer, PortableJSONSerializer, Serializer
 from ._status import StepInfo, WorkflowStatus
+from .client import Client, ClientWorkflowHandle, EnqueueOptions
+from .core.admission import RateLimit
 from .engine.handle import WorkflowHandle
 
 __all__ = [
     "DBOS",
+    "Client",
+    "ClientWorkflowHandle",
     "Config",
     "DBOSAwaitedWorkflowCancelledError",
     "DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded",
@@ -53,9 +58,12 @@ __all__ = [
     "DBOSWorkflowCancelledError",
     "DBOSWorkflowConflictIDError",
     "DBOSWorkflowFunctionNotFoundError",
+    "EnqueueOptions",
     "PickleSerializer",
     "PortableJSONSerializer",
     "PortableWorkflowError",
+    "Queue",
+    "RateLimit",
     "Serializer",
     "SetEnqueueOptions",
     "SetWorkflowID",
