@@ -36,7 +36,13 @@ from dbos_trio import (
     SetWorkflowID,
     SetWorkflowTimeout,
 )
-from dbos_trio.core.admission import RateLimit
+from dbos_trio.core.admission import (
+    QueueConfig,
+    RateLimit,
+    RunningCounts,
+    local_budget,
+    next_poll_interval,
+)
 
 __all__ = ["dbos_url", "migrated_template"]
 
@@ -722,3 +728,37 @@ async def test_a_stored_queue_row_no_registration_would_accept_does_not_stop_the
         assert (await status_row(dbos_url, "never"))["status"] == "ENQUEUED"
         closed = await app.dbos.retrieve_queue("closed")
         assert closed is not None and closed.limiter == RateLimit(0, 1.0)
+
+
+# --- admission arithmetic (pure) ------------------------------------------------------------
+
+
+def test_contention_doubles_the_poll_interval_up_to_120_s_and_calm_decays_it_to_the_base() -> None:
+    interval = 0.1
+    seen = []
+    for _ in range(15):
+        interval = next_poll_interval(interval, 0.1, contended=True)
+        seen.append(interval)
+    assert seen[:3] == pytest.approx([0.2, 0.4, 0.8])
+    assert seen[-1] == 120.0
+    assert next_poll_interval(200.0, 200.0, contended=True) == 200.0  # a base above the cap
+    assert next_poll_interval(1.0, 0.1, contended=False) == pytest.approx(0.9)
+    assert next_poll_interval(0.105, 0.1, contended=False) == 0.1
+
+
+def test_the_local_budget_is_the_tightest_of_worker_and_partition_worker_concurrency() -> None:
+    config = QueueConfig(name="q", worker_concurrency=3, partition_worker_concurrency=2)
+    counts = RunningCounts()
+    assert local_budget(QueueConfig(name="q"), counts, None) is None
+    assert local_budget(config, counts, "a") == 2
+    counts.add("q", "a")
+    counts.add("q", "b")
+    assert local_budget(config, counts, None) == 1
+    assert local_budget(config, counts, "a") == 1
+    counts.add("q", "a")
+    assert local_budget(config, counts, "a") == 0
+    assert local_budget(config, counts, "c") == 0  # the worker as a whole is full
+    for partition in ("a", "a", "b"):
+        counts.remove("q", partition)
+    assert (counts.running("q"), counts.running("q", "a")) == (0, 0)
+    assert local_budget(config, counts, "a") == 2

@@ -262,11 +262,18 @@ async def test_launch_reenqueues_only_this_executors_version_and_applications_pe
         # Counted before launched() handed control back: no await has happened since.
         assert app.dbos._executor is not None
         assert app.dbos._executor.recovered_count == 3
+        # A workflow started the instant launch returns shares the executor id; recovery
+        # is over by then, so it is never mistaken for abandoned work.
+        with SetWorkflowID("fresh"):
+            fresh = await app.dbos.start_workflow(app.three_steps, 2)
         for workflow_id in ("no-queue", "on-queue", "unclaimed"):
             assert await (await app.dbos.retrieve_workflow(workflow_id)).get_result() == (
                 expected_three_steps(1, "r")
             )
+        assert await fresh.get_result() == expected_three_steps(2, "r")
     after = {w: await status_row(dbos_url, w) for w in ids}
+    fresh_row = await status_row(dbos_url, "fresh")
+    assert (fresh_row["queue_name"], fresh_row["recovery_attempts"]) == (None, 1)
     assert after["no-queue"]["queue_name"] == INTERNAL_QUEUE
     assert after["on-queue"]["queue_name"] == "orders"
     assert after["unclaimed"]["queue_name"] == INTERNAL_QUEUE
