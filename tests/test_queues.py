@@ -305,6 +305,9 @@ async def test_priority_runs_lower_numbers_first_and_fifo_within_a_priority(
         ):
             with SetEnqueueOptions(priority=priority):
                 handles.append(await queue.enqueue(record, label))
+            # FIFO is by created_at, a millisecond clock: two enqueues within one
+            # millisecond have no defined order (as upstream).
+            await trio.sleep(0.002)
         rows = await query(
             dbos_url,
             "SELECT priority FROM dbos.workflow_status WHERE name = 'qa.record' "
