@@ -1,0 +1,2 @@
+-- PostgreSQL's version 105 re-creates its enqueue_workflow() SQL function. SQLite has no
+-- stored functions: nothing to do, but the version still counts.

@@ -1,0 +1,2 @@
+-- PostgreSQL's version 113 makes its enqueue_workflow() SQL function write workflow_input.
+-- SQLite has no stored functions: nothing to do, but the version still counts.
