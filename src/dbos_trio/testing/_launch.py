@@ -1,0 +1,102 @@
+"""Launching a :class:`~dbos_trio.DBOS` for a test, on the real clock or on virtual time."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Literal
+
+import trio
+import trio.testing
+
+from ._seams import LAUNCH_SETTINGS, LaunchSettings, install
+
+if TYPE_CHECKING:
+    from .._dbos import DBOS
+    from ..sysdb.protocol import SystemDatabase
+
+VIRTUAL_BACKGROUND_INTERVAL = 300.0
+"""Seconds of virtual time between background sweeps when a launch runs on a MockClock."""
+
+
+class VirtualTimeError(RuntimeError):
+    """Virtual time was asked for where it cannot work (a PostgreSQL database)."""
+
+
+def on_virtual_time() -> bool:
+    """Whether the running Trio loop is driven by a ``trio.testing.MockClock``."""
+    return isinstance(trio.lowlevel.current_clock(), trio.testing.MockClock)
+
+
+def launch_settings(
+    dbos: DBOS,
+    background_interval: float | Literal["auto"] | None,
+    intercept: Callable[[SystemDatabase], SystemDatabase] | None = None,
+) -> LaunchSettings:
+    url = dbos.config.resolved_database_url()
+    sqlite = url.startswith("sqlite:")
+    clock = trio.lowlevel.current_clock()
+    if (
+        isinstance(clock, trio.testing.MockClock)
+        and not sqlite
+        and clock.autojump_threshold != math.inf
+    ):
+        raise VirtualTimeError(
+            "an autojumping MockClock cannot drive a PostgreSQL system database: a task "
+            "waiting on a socket counts as idle, so virtual time would jump while a query is "
+            "in flight and fire timeouts at random. Use a sqlite:/// database (for example "
+            "dbos_trio.testing.temporary_sqlite_url()) for virtual-time tests, and the real "
+            "clock for PostgreSQL."
+        )
+    if background_interval == "auto":
+        background_interval = VIRTUAL_BACKGROUND_INTERVAL if on_virtual_time() else None
+    if background_interval is not None and not background_interval > 0:
+        raise ValueError(f"background_interval must be positive, not {background_interval!r}")
+    return LaunchSettings(
+        background_interval=background_interval,
+        recheck_interval=background_interval if sqlite else None,
+        intercept=intercept,
+    )
+
+
+@asynccontextmanager
+async def launch_with(dbos: DBOS, settings: LaunchSettings) -> AsyncIterator[DBOS]:
+    """``dbos.launched()`` with the kit's settings applied to this launch only."""
+    install()
+    async with AsyncExitStack() as stack:
+        token = LAUNCH_SETTINGS.set(settings)
+        try:
+            await stack.enter_async_context(dbos.launched())
+        finally:
+            LAUNCH_SETTINGS.reset(token)
+        yield dbos
+
+
+@asynccontextmanager
+async def launched(
+    dbos: DBOS, *, background_interval: float | Literal["auto"] | None = "auto"
+) -> AsyncIterator[DBOS]:
+    """Launch ``dbos`` for the block, as ``dbos.launched()`` does, paced for the clock.
+
+    On the real clock this is exactly ``dbos.launched()``. Under a
+    ``trio.testing.MockClock`` (pytest-trio's ``autojump_clock`` fixture) the executor's
+    background work — the dequeue supervisor (which releases DELAYED workflows), the
+    timeout sweep, every queue's polling, and SQLite waiters' re-checks — runs at most
+    every ``background_interval`` virtual seconds (default
+    :data:`VIRTUAL_BACKGROUND_INTERVAL`) instead of every second, so simulated days cost
+    thousands of wakeups, not millions. Work this process does wakes its waiters at once
+    either way (an enqueue wakes its queue's worker, a finished workflow frees its slot
+    at once, a send wakes its receiver); what only a poll notices may happen up to that
+    much *virtual* time late: a DELAYED workflow coming due, a queued workflow passing
+    its deadline, work enqueued by another process. (A rate-limited queue is still polled
+    at least twice per limiter period, so its windows reopen on time.) Limits are never
+    exceeded and outcomes do not change, only those virtual latencies. Pass
+    ``background_interval=None`` for the engine's own timing, or a smaller number for
+    tighter virtual timing at the cost of real time.
+
+    Refuses (:class:`VirtualTimeError`) a PostgreSQL database under an autojumping
+    MockClock.
+    """
+    async with launch_with(dbos, launch_settings(dbos, background_interval)):
+        yield dbos
