@@ -177,6 +177,16 @@ def _environment(records: Sequence[dict[str, Any]]) -> list[str]:
         f"- client: {env.get('cpu_count', '?')} CPUs shared with the server, "
         f"Python {env.get('python', '?')}, psycopg {env.get('psycopg', '?')}",
     ]
+    loads = [
+        float(r["environment"]["loadavg_1m"])
+        for r in records
+        if isinstance(r["environment"].get("loadavg_1m"), int | float)
+    ]
+    if loads:
+        out.append(
+            f"- 1-minute load average when each process started: median {fmt(median(loads))}, "
+            f"range {fmt(min(loads))}–{fmt(max(loads))} (noise indicator)"
+        )
     for library in ("dbos_trio", "dbos", "pgbench"):
         if library in first:
             r = first[library]

@@ -367,12 +367,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     p.add_argument("--keep-databases", action="store_true", help="do not drop bench_* dbs")
     p.add_argument("--timeout", type=float, default=None, help="per process, seconds")
+    p.add_argument("--report", type=Path, help="only print the table of an earlier .jsonl")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     scenarios = select(args.scenario)
+    if args.report is not None:
+        return print_report(args.report, scenarios)
     libraries = [ALIASES.get(x.strip(), x.strip()) for x in args.libraries.split(",") if x]
     unknown = set(libraries) - set(LIBRARIES)
     if unknown:
@@ -429,6 +432,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table)
     log(f"wrote {jsonl} and {jsonl.with_suffix('.md')}")
     return 0 if all(r.get("ok") for r in records) else 1
+
+
+def print_report(path: Path, scenarios: Sequence[Scenario]) -> int:
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    seen = {r["scenario"] for r in records}
+    rounds = max((int(r.get("round", 1)) for r in records), default=0)
+    commits = ", ".join(sorted({str(r.get("git_commit")) for r in records}))
+    chosen = [s for s in scenarios if s.id in seen]
+    quick = "-quick" in path.name
+    print(report.render(records, chosen, rounds=rounds, quick=quick, commit=commits))
+    return 0
 
 
 def log(message: str) -> None:
