@@ -314,3 +314,32 @@ async def test_a_cancelled_stream_reader_leaves_no_subscription_and_the_stream_i
         done.set()
         await handle.get_result()
         assert await read_all(dbos, handle.workflow_id, "s") == [1, 2]
+
+
+async def test_concurrent_writes_from_one_workflow_get_contiguous_offsets(
+    new_dbos: Callable[..., DBOS], db_url: str
+) -> None:
+    dbos = new_dbos()
+
+    @dbos.workflow()
+    async def writer() -> None:
+        async with trio.open_nursery() as nursery:
+            for i in range(10):
+                nursery.start_soon(dbos.write_stream, "s", i)
+        await dbos.close_stream("s")
+
+    async with running(dbos):
+        handle = await dbos.start_workflow(writer)
+        await handle.get_result()
+        assert sorted(await read_all(dbos, handle.workflow_id, "s")) == list(range(10))
+        rows = await query(
+            db_url,
+            'SELECT "offset", function_id FROM dbos.streams WHERE workflow_uuid = %s '
+            'ORDER BY "offset"',
+            handle.workflow_id,
+        )
+        assert [r[0] for r in rows] == list(range(11))
+        # Step ids follow the calls (1-10, then the close at 11), whatever the offsets.
+        assert sorted(r[1] for r in rows) == list(range(1, 12))
+        steps = [s[1] for s in await steps_of(db_url, handle.workflow_id)]
+        assert steps == ["DBOS.writeStream"] * 10 + ["DBOS.closeStream"]
