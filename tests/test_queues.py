@@ -400,10 +400,11 @@ async def test_a_deduplication_id_admits_one_active_workflow_per_queue_until_it_
 # --- delay and timeouts ---------------------------------------------------------------
 
 
-async def test_a_delayed_enqueue_waits_as_delayed_then_runs(dbos_url: str) -> None:
-    app = build_app(
-        dbos_url, executor_id="me", tag="t", queues={"q": {"polling_interval_sec": FAST}}
-    )
+async def test_a_delayed_enqueue_waits_as_delayed_then_runs_after_its_delay(
+    dbos_url: str,
+) -> None:
+    # A slowly polled queue: the sweep that releases the row wakes its worker.
+    app = build_app(dbos_url, executor_id="me", tag="t", queues={"q": {"polling_interval_sec": 10}})
 
     @app.dbos.workflow(name="qa.noop")
     async def noop(i: int) -> int:

@@ -3,10 +3,11 @@
 Invariants, and why:
 
 * The worker set follows the database: every sweep the supervisor releases due DELAYED
-  rows, reads the ``queues`` table (this application's and unclaimed queues), adds the
-  internal queue, narrows the set by ``Config.listen_queues``, and starts a worker for
-  each queue that has none. A worker leaves when its queue leaves the set. A failed
-  sweep keeps the previous set: a database hiccup must not stop the queues.
+  rows (and wakes the workers if it released any), reads the ``queues`` table (this
+  application's and unclaimed queues), adds the internal queue, narrows the set by
+  ``Config.listen_queues``, and starts a worker for each queue that has none. A worker
+  leaves when its queue leaves the set. A failed sweep keeps the previous set: a database
+  hiccup must not stop the queues.
 * A worker claims with one statement (``SystemDatabase.claim``) sized by the budgets,
   and dispatches what it claimed in dequeue order. A lock or serialization conflict means
   a peer is claiming too: back off (x2, up to 120 s) and decay (x0.9) back to the queue's
@@ -83,11 +84,15 @@ async def supervise(
     while True:
         try:
             sysdb = executor.sysdb
-            await sysdb.release_delayed(executor.app_name, executor.clock.now_ms())
+            released = await sysdb.release_delayed(executor.app_name, executor.clock.now_ms())
             configs = await sysdb.list_queues(executor.app_name)
             latest = await sysdb.latest_version(executor.app_name)
             executor.is_latest_version = latest is None or latest == executor.app_version
             queues.served = served_queues(executor, configs, warned)
+            if released:
+                # Released rows are new work: look now rather than at each queue's next poll.
+                for name in queues.working:
+                    executor.wakeups.wake(queue_key(name))
         except SystemDatabaseError as error:
             logger.warning("queue sweep failed (keeping the previous queue set): %s", error)
         for name in sorted(queues.served - queues.working):
