@@ -18,7 +18,10 @@ from time_fixtures import (
     Stopwatch,
     backend_of,
     db_url,
+    dbos_url,
+    execute,
     listener_backend_pid,
+    make_dbos,
     migrated_template,
     new_dbos,
     query,
@@ -38,7 +41,7 @@ from dbos_trio.sysdb.postgres.pool import Pool
 from dbos_trio.sysdb.postgres.queries import Queries
 from dbos_trio.sysdb.wakeups import WakeupRegistry, event_key, message_key, stream_key
 
-__all__ = ["db_url", "migrated_template", "new_dbos"]
+__all__ = ["db_url", "dbos_url", "make_dbos", "migrated_template", "new_dbos"]
 
 EVENTS = "dbos_workflow_events_channel"
 STREAMS = "dbos_streams_channel"
@@ -302,3 +305,34 @@ async def _no_listener(url: str) -> bool:
         "AND query LIKE 'LISTEN%%' AND state = 'idle'",
     )
     return rows == [(0,)]
+
+
+async def test_without_the_messages_trigger_waiters_keep_re_checking_every_second(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    """A database first migrated with ``use_listen_notify=False`` has no trigger to NOTIFY
+    receivers of messages: LISTEN works, but recv must not wait 60 s between looks."""
+    await execute(dbos_url, "DROP TRIGGER dbos_notifications_trigger ON dbos.notifications")
+    receiver_app = make_dbos(use_listen_notify=True, executor_id="receiver")
+
+    @receiver_app.workflow()
+    async def receiver() -> object:
+        return await receiver_app.recv("t", timeout_seconds=10)
+
+    async with (
+        make_dbos(use_listen_notify=True, executor_id="sender").launched() as sender_app,
+        receiver_app.launched(),
+    ):
+        listener = backend_of(receiver_app).listener
+        assert listener is not None
+        await wait_until(lambda: listener.connections == 1 and listener.backend_pid is not None)
+        await trio.sleep(0.5)  # time enough for the self-test to come back
+        assert not listener.delivering
+        assert backend_of(receiver_app).recheck_interval == POLLING_RECHECK_SECONDS
+        handle = await receiver_app.start_workflow(receiver)
+        await wait_for_waiter(receiver_app, message_key(handle.workflow_id, "t"))
+        await trio.sleep(0.1)
+        clock = Stopwatch()
+        await sender_app.send(handle.workflow_id, "polled", "t")
+        assert await handle.get_result() == "polled"
+        assert clock() < 1.5

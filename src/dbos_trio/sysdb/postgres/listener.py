@@ -11,6 +11,9 @@ Invariants, and why:
 * Waiters may stretch their re-check interval to 60 s only once a self-test NOTIFY sent
   through the pool has come back on this connection (a transaction-mode PgBouncer, for
   one, silently drops LISTEN); until then, and after any failure, they re-check every 1 s.
+  The same self-test checks that the migration-1 trigger that NOTIFYs receivers of
+  messages exists: a database first migrated with ``use_listen_notify=False`` has none,
+  and a receiver there must keep re-checking every second.
 """
 
 from __future__ import annotations
@@ -36,6 +39,18 @@ CHANNEL_PREFIXES = {
 SELF_TEST_CHANNEL = "dbos_notifications_channel"
 SELF_TEST_PAYLOAD = "dbos_listen_selftest"
 SELF_TEST_SECONDS = 3.0
+# Sends the self-test NOTIFY and says whether messages will be NOTIFYed too (the trigger
+# exists, in the given schema, or in any when none is given), in one statement.
+SELF_TEST_SQL = """
+SELECT EXISTS (
+    SELECT 1 FROM pg_catalog.pg_trigger AS t
+    JOIN pg_catalog.pg_class AS c ON c.oid = t.tgrelid
+    JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+    WHERE t.tgname = 'dbos_notifications_trigger' AND c.relname = 'notifications'
+      AND (%(schema)s::text IS NULL OR n.nspname = %(schema)s)
+)
+FROM (SELECT pg_notify(%(channel)s, %(payload)s)) AS sent
+"""
 RECONNECT_SECONDS = 1.0
 DELIVERING_RECHECK_SECONDS = 60.0
 POLLING_RECHECK_SECONDS = 1.0
@@ -49,12 +64,19 @@ def key_for(channel: str, payload: str) -> str | None:
 class Listener:
     """LISTENs for the executor's lifetime; ``delivering`` once its self-test came back."""
 
-    def __init__(self, pool: Pool, wakeups: WakeupRegistry) -> None:
+    def __init__(self, pool: Pool, wakeups: WakeupRegistry, *, schema: str | None = None) -> None:
         self._pool = pool
         self._wakeups = wakeups
-        self.delivering = False
+        self._schema = schema
+        self._heard_self_test = False
+        self._messages_notified = False
         self.connections = 0  # how many times LISTEN was (re)established
         self.backend_pid: int | None = None  # the listening connection's server process
+
+    @property
+    def delivering(self) -> bool:
+        """Whether notifications (messages included) are known to reach this connection."""
+        return self._heard_self_test and self._messages_notified
 
     @property
     def recheck_interval(self) -> float:
@@ -77,7 +99,8 @@ class Listener:
             except psycopg.Error as error:
                 logger.warning("listener connection lost (%s): reconnecting", error)
             finally:
-                was_delivering, self.delivering = self.delivering, False
+                was_delivering = self.delivering
+                self._heard_self_test = False
                 self.backend_pid = None
             if was_delivering:
                 # Waiters may be in a long (notification-driven) wait: make them look now
@@ -118,7 +141,7 @@ class Listener:
                 notification.channel == SELF_TEST_CHANNEL
                 and notification.payload == SELF_TEST_PAYLOAD
             ):
-                self.delivering = True
+                self._heard_self_test = True
                 continue
             key = key_for(notification.channel, notification.payload)
             if key is not None:
@@ -128,8 +151,23 @@ class Listener:
         with real_time_limit(SELF_TEST_SECONDS):
             try:
                 async with self._pool.connection() as conn:
-                    await conn.execute(
-                        "SELECT pg_notify(%s, %s)", (SELF_TEST_CHANNEL, SELF_TEST_PAYLOAD)
+                    cur = await conn.execute(
+                        SELF_TEST_SQL,
+                        {
+                            "schema": self._schema,
+                            "channel": SELF_TEST_CHANNEL,
+                            "payload": SELF_TEST_PAYLOAD,
+                        },
                     )
+                    row = await cur.fetchone()
             except psycopg.Error as error:
                 logger.warning("listener self-test could not be sent: %s", error)
+                return
+        if row is not None:
+            self._messages_notified = bool(row[0])
+            if not self._messages_notified:
+                logger.warning(
+                    "no dbos_notifications_trigger on the notifications table (the database "
+                    "was migrated with use_listen_notify=False): waits re-check every %g s",
+                    POLLING_RECHECK_SECONDS,
+                )
