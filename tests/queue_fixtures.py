@@ -172,6 +172,18 @@ class Script:
 
         return await trio.to_thread.run_sync(waited)
 
+    async def wait_for_line(self, text: str, timeout: float = 30.0) -> None:
+        """Wait until the script has printed ``text``; fail with its output if it exits or
+        takes longer than ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while text not in self.output():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(
+                    f"{self.output_path.name} did not print {text!r} "
+                    f"(exit code {self.process.poll()}):\n{self.output()}"
+                )
+            await trio.sleep(0.05)
+
     async def stop(self) -> None:
         """SIGTERM, then SIGKILL if it does not exit within 5 s."""
         if self.process.poll() is None:

@@ -24,7 +24,6 @@ from queue_fixtures import (
     migrated_template,
     query,
     start_script,
-    wait_until,
 )
 
 from dbos_trio import SetEnqueueOptions
@@ -45,11 +44,7 @@ async def two_workers(url: str, queues: dict[str, Any]) -> AsyncIterator[list[Sc
     ]
     try:
         for worker in workers:
-            await wait_until(
-                lambda worker=worker: "READY" in worker.output(),
-                timeout=30,
-                what="a worker process to launch",
-            )
+            await worker.wait_for_line("READY")
         yield workers
     finally:
         for worker in workers:

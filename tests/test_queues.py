@@ -236,6 +236,24 @@ async def test_worker_concurrency_caps_this_process_and_ignores_other_executors(
     assert max_overlap(intervals) == 2
 
 
+async def test_a_changed_queues_row_takes_effect_at_the_workers_next_poll(dbos_url: str) -> None:
+    side = SideTable(dbos_url)
+    app, release = gated_app(
+        dbos_url, queues={"dyn": {"worker_concurrency": 1, "polling_interval_sec": FAST}}
+    )
+    async with app.dbos.launched():
+        handles = [await app.queues["dyn"].enqueue(app.three_steps, i) for i in range(3)]
+        await wait_until(lambda: _count_is(side, "step2", 1))
+        await trio.sleep(0.3)
+        assert await side.count("step2") == 1
+        # Another executor (or an operator) raises the limit in the shared table.
+        await execute(dbos_url, "UPDATE dbos.queues SET worker_concurrency = 3 WHERE name = 'dyn'")
+        await wait_until(lambda: _count_is(side, "step2", 3), timeout=5)
+        release.set()
+        for handle in handles:
+            await handle.get_result()
+
+
 async def test_a_limiter_allows_n_starts_per_period_counting_finished_rate_limited_rows(
     dbos_url: str,
 ) -> None:

@@ -144,9 +144,7 @@ async def test_a_stale_execution_stops_at_its_next_checkpoint_and_returns_the_ne
                     outcome["a"] = await app_a.three_steps(5)
 
             nursery.start_soon(caller)
-            await wait_until(
-                lambda: "READY" in worker_b.output(), timeout=30, what="executor B to launch"
-            )
+            await worker_b.wait_for_line("READY")
 
             async def a_is_in_step_two() -> bool:
                 return len(await side.rows("label = 'step2' AND value = 'A'")) == 1
