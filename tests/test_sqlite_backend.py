@@ -18,14 +18,18 @@ from typing import Any
 import attrs
 import pytest
 import trio
+from backends import backend_of, postgres_template, query, sqlite_template, system_database_url
 
 from dbos_trio import (
+    DBOS,
+    Config,
     DBOSInitializationError,
     DBOSNonExistentWorkflowError,
     DBOSQueueDeduplicatedError,
     DBOSStepNondeterminismError,
     DBOSWorkflowCancelledError,
     DBOSWorkflowConflictIDError,
+    SetWorkflowID,
     SystemDatabaseError,
 )
 from dbos_trio.core.admission import QueueConfig, RateLimit
@@ -43,6 +47,8 @@ from dbos_trio.sysdb.sqlite import migrate
 from dbos_trio.sysdb.sqlite.backend import SQLiteSystemDatabase
 from dbos_trio.sysdb.wakeups import WakeupRegistry, message_key
 from dbos_trio.testing import sqlite_url
+
+__all__ = ["postgres_template", "sqlite_template", "system_database_url"]
 
 APP = "app"
 T0 = 1_000_000
@@ -939,3 +945,87 @@ async def test_the_latest_registered_version_runs_version_less_rows(
     assert await db.register_application_version(APP, "v2")
     assert not await db.register_application_version(APP, "v1")
     assert await db.latest_version(APP) == "v2"
+
+
+async def test_a_version_stamped_later_by_another_writer_stays_the_latest(
+    db: SQLiteSystemDatabase, db_path: Path
+) -> None:
+    conn = sqlite3.connect(db_path)
+    conn.execute(
+        "INSERT INTO application_versions (version_id, version_name, version_timestamp, "
+        "application_name) VALUES ('x', 'future', ?, ?)",
+        (4_000_000_000_000, APP),  # the year 2096: stamped by a clock ahead of ours
+    )
+    conn.commit()
+    conn.close()
+    assert not await db.register_application_version(APP, "v1")
+    assert await db.latest_version(APP) == "future"
+
+
+# --- the same behaviour on both backends (tests/backends.py) -------------------------------
+
+
+async def test_a_workflow_with_steps_messages_events_and_streams_ends_alike_on_both_backends(
+    system_database_url: str,
+) -> None:
+    dbos = DBOS(Config(app_name="both-backends", database_url=system_database_url))
+
+    @dbos.step(name="double")
+    async def double(x: int) -> int:
+        return 2 * x
+
+    @dbos.workflow()
+    async def worker(x: int) -> int:
+        doubled = await double(x)
+        await dbos.set_event("doubled", doubled)
+        await dbos.write_stream("numbers", doubled)
+        await dbos.close_stream("numbers")
+        message = await dbos.recv("go", timeout_seconds=10)
+        return doubled + message
+
+    async with dbos.launched():
+        with SetWorkflowID("both-1"):
+            handle = await dbos.start_workflow(worker, 21)
+        assert await dbos.get_event("both-1", "doubled", timeout_seconds=10) == 42
+        assert [v async for v in dbos.read_stream("both-1", "numbers")] == [42]
+        await dbos.send("both-1", 100, "go")
+        assert await handle.get_result() == 142
+        steps = [s.function_name for s in await dbos.list_workflow_steps("both-1")]
+    assert steps == [
+        "double",
+        "DBOS.setEvent",
+        "DBOS.writeStream",
+        "DBOS.closeStream",
+        "DBOS.recv",
+        "DBOS.sleep",
+    ]
+    assert await query(
+        system_database_url,
+        "SELECT status, recovery_attempts FROM {t}workflow_status WHERE workflow_uuid = %s",
+        "both-1",
+    ) == [("SUCCESS", 1)]
+
+
+async def test_a_queue_respects_worker_concurrency_alike_on_both_backends(
+    system_database_url: str,
+) -> None:
+    dbos = DBOS(Config(app_name="both-backends", database_url=system_database_url))
+    running = 0
+    most = 0
+
+    @dbos.workflow()
+    async def job(i: int) -> int:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        await trio.sleep(0.02)
+        running -= 1
+        return i
+
+    queue = dbos.register_queue("pair", worker_concurrency=2)
+    async with dbos.launched():
+        handles = [await queue.enqueue(job, i) for i in range(6)]
+        assert [await h.get_result() for h in handles] == list(range(6))
+    assert most == 2
+    if backend_of(system_database_url) == "sqlite":
+        assert dbos.config.resolved_database_url().startswith("sqlite:///")

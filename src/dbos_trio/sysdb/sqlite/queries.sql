@@ -128,20 +128,16 @@ UPDATE application_versions SET application_name = :application_name
 WHERE version_name = :version AND application_name IS NULL
 
 -- name: insert_version
--- Register a version. Its timestamp is the wall clock in milliseconds, but always above
--- every stored one, so the version registered last is the latest even within one
--- millisecond (PostgreSQL's now() has microseconds; SQLite's clock has milliseconds).
+-- Register a version, stamped with the database's wall clock in milliseconds (PostgreSQL
+-- stamps it with now(); the protocol carries no time for it).
 INSERT INTO application_versions (
     version_id, version_name, version_timestamp, created_at, application_name
+) VALUES (
+    :version_id, :version,
+    CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
+    CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
+    :application_name
 )
-SELECT :version_id, :version, stamp, stamp, :application_name
-FROM (
-    SELECT max(
-        CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER),
-        COALESCE((SELECT max(version_timestamp) FROM application_versions), 0) + 1
-    ) AS stamp
-)
-WHERE true
 ON CONFLICT DO NOTHING
 
 -- name: version_owner
@@ -149,10 +145,10 @@ SELECT application_name FROM application_versions WHERE version_name = :version
 
 -- name: latest_version
 -- The newest version of this application (or unclaimed): the one that may run version-less
--- queued rows.
+-- queued rows. Of two stamped in the same millisecond, the one registered last.
 SELECT version_name FROM application_versions
 WHERE application_name = :application_name OR application_name IS NULL
-ORDER BY version_timestamp DESC
+ORDER BY version_timestamp DESC, rowid DESC
 LIMIT 1
 
 -- name: cancel_workflows
