@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import psycopg
 import pytest
 import trio
 from queue_apps import APP_NAME, App, build_app, expected_three_steps
@@ -43,6 +44,7 @@ from dbos_trio.core.admission import (
     local_budget,
     next_poll_interval,
 )
+from dbos_trio.sysdb.postgres.queries import Queries
 
 __all__ = ["dbos_url", "migrated_template"]
 
@@ -784,3 +786,52 @@ def test_the_local_budget_is_the_tightest_of_worker_and_partition_worker_concurr
         counts.remove("q", partition)
     assert (counts.running("q"), counts.running("q", "a")) == (0, 0)
     assert local_budget(config, counts, "a") == 2
+
+
+async def test_the_claim_looks_up_its_rows_by_primary_key_behind_a_large_backlog(
+    dbos_url: str,
+) -> None:
+    """A claim must cost what it claims, not what waits: with thousands of rows queued,
+    the plan of every claim shape reads no table sequentially."""
+    await execute(
+        dbos_url,
+        "INSERT INTO dbos.workflow_status (workflow_uuid, status, name, queue_name, "
+        "application_name, application_version, created_at, queue_partition_key) "
+        "SELECT 'w' || g, 'ENQUEUED', 'qa.noop', 'q', %s, 'v1', g, 'k' || (g %% 7) "
+        "FROM generate_series(1, 5000) AS g",
+        APP_NAME,
+    )
+    await execute(
+        dbos_url,
+        "INSERT INTO dbos.workflow_input (workflow_uuid, inputs) "
+        "SELECT workflow_uuid, 'x' FROM dbos.workflow_status",
+    )
+    await execute(dbos_url, "ANALYZE dbos.workflow_status")
+    await execute(dbos_url, "ANALYZE dbos.workflow_input")
+    claim = Queries("dbos").claim
+    for consistent, partitioned in ((False, False), (True, False), (True, True)):
+        statement = claim.replace("{lock}", "NOWAIT" if consistent else "SKIP LOCKED").replace(
+            "{partition}", "AND queue_partition_key = %(partition_key)s" if partitioned else ""
+        )
+        params = {
+            "queue_name": "q",
+            "partition_key": "k1",
+            "owner_xid": "token",
+            "executor_id": "me",
+            "application_version": "v1",
+            "application_name": APP_NAME,
+            "runs_latest_version": True,
+            "workflow_names": ["qa.noop"],
+            "now": 1,
+            "local_budget": 10,
+            "global_concurrency": 20 if consistent else None,
+            "rate_limit_max": 20 if consistent else None,
+            "rate_limit_period_ms": 1000 if consistent else None,
+            "partition_concurrency": 5 if partitioned else None,
+            "partition_rate_limit_max": None,
+            "partition_rate_limit_period_ms": None,
+            "rate_limited": consistent,
+        }
+        with psycopg.connect(dbos_url) as conn:
+            plan = [line for (line,) in conn.execute("EXPLAIN " + statement, params)]
+        assert not [line for line in plan if "Seq Scan" in line], (consistent, partitioned, plan)
