@@ -256,6 +256,38 @@ async def test_a_changed_queues_row_takes_effect_at_the_workers_next_poll(dbos_u
             await handle.get_result()
 
 
+async def test_a_worker_slot_is_freed_however_the_workflow_ends(dbos_url: str) -> None:
+    side = SideTable(dbos_url)
+    app, _never_released = gated_app(
+        dbos_url, queues={"one": {"worker_concurrency": 1, "polling_interval_sec": 10}}
+    )
+
+    @app.dbos.workflow(name="qa.fails")
+    async def fails() -> None:
+        raise ValueError("no")
+
+    @app.dbos.workflow(name="qa.noop")
+    async def noop(i: int) -> int:
+        return i
+
+    async with app.dbos.launched():
+        queue = app.queues["one"]
+        with pytest.raises(ValueError):
+            await (await queue.enqueue(fails)).get_result()
+        with SetWorkflowID("stuck"):
+            stuck = await queue.enqueue(app.three_steps, 1)
+        waiting = await queue.enqueue(noop, 2)
+        await wait_until(lambda: _count_is(side, "step2", 1))
+        assert (await waiting.get_status()).status == "ENQUEUED"
+        await app.dbos.cancel_workflow("stuck")
+        with pytest.raises(DBOSAwaitedWorkflowCancelledError):
+            await stuck.get_result()
+        with trio.fail_after(2):  # the freed slot wakes the worker: no 10 s poll
+            assert await waiting.get_result() == 2
+        assert app.dbos._executor is not None
+        assert app.dbos._executor.running.running("one") == 0
+
+
 async def test_a_limiter_allows_n_starts_per_period_counting_finished_rate_limited_rows(
     dbos_url: str,
 ) -> None:
