@@ -153,13 +153,22 @@ class Script:
     def __init__(self, process: subprocess.Popen[bytes], output: Path) -> None:
         self.process = process
         self.output_path = output
+        self._final_output: str | None = None
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
     def output(self) -> str:
+        if self._final_output is not None:
+            return self._final_output
         return self.output_path.read_text(errors="replace")
+
+    def _collect(self) -> None:
+        """Once the process has exited: keep its output in memory, remove the file."""
+        if self._final_output is None and self.process.poll() is not None:
+            self._final_output = self.output()
+            self.output_path.unlink(missing_ok=True)
 
     def kill(self) -> None:
         """SIGKILL: no cleanup, no shutdown, connections dropped by the server."""
@@ -170,7 +179,9 @@ class Script:
         def waited() -> int:
             return self.process.wait(timeout)
 
-        return await trio.to_thread.run_sync(waited)
+        code = await trio.to_thread.run_sync(waited)
+        self._collect()
+        return code
 
     async def wait_for_line(self, text: str, timeout: float = 30.0) -> None:
         """Wait until the script has printed ``text``; fail with its output if it exits or
@@ -193,6 +204,7 @@ class Script:
             except subprocess.TimeoutExpired:
                 self.kill()
                 await self.wait()
+        self._collect()
 
 
 def start_script(name: str, *args: str) -> Script:
