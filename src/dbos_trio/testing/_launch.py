@@ -25,8 +25,10 @@ class VirtualTimeError(RuntimeError):
 
 
 def on_virtual_time() -> bool:
-    """Whether the running Trio loop is driven by a ``trio.testing.MockClock``."""
-    return isinstance(trio.lowlevel.current_clock(), trio.testing.MockClock)
+    """Whether the running Trio loop is driven by an autojumping ``trio.testing.MockClock``
+    (one that skips to the next deadline whenever every task waits)."""
+    clock = trio.lowlevel.current_clock()
+    return isinstance(clock, trio.testing.MockClock) and clock.autojump_threshold != math.inf
 
 
 def launch_settings(
@@ -36,12 +38,7 @@ def launch_settings(
 ) -> LaunchSettings:
     url = dbos.config.resolved_database_url()
     sqlite = url.startswith("sqlite:")
-    clock = trio.lowlevel.current_clock()
-    if (
-        isinstance(clock, trio.testing.MockClock)
-        and not sqlite
-        and clock.autojump_threshold != math.inf
-    ):
+    if on_virtual_time() and not sqlite:
         raise VirtualTimeError(
             "an autojumping MockClock cannot drive a PostgreSQL system database: a task "
             "waiting on a socket counts as idle, so virtual time would jump while a query is "
@@ -79,7 +76,7 @@ async def launched(
 ) -> AsyncIterator[DBOS]:
     """Launch ``dbos`` for the block, as ``dbos.launched()`` does, paced for the clock.
 
-    On the real clock this is exactly ``dbos.launched()``. Under a
+    On the real clock this is exactly ``dbos.launched()``. Under an autojumping
     ``trio.testing.MockClock`` (pytest-trio's ``autojump_clock`` fixture) the executor's
     background work — the dequeue supervisor (which releases DELAYED workflows), the
     timeout sweep, every queue's polling, and SQLite waiters' re-checks — runs at most

@@ -38,7 +38,7 @@ from ._launch import VIRTUAL_BACKGROUND_INTERVAL, launched
 
 POSTGRES_URL_ENV = "DBOS_TRIO_TEST_POSTGRES_URL"
 APP_NAME = "dbos-test"
-_VIRTUAL_CLOCK_FIXTURES = ("autojump_clock", "mock_clock")
+_VIRTUAL_CLOCK_FIXTURES = ("autojump_clock",)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -74,8 +74,9 @@ def dbos_database_url(dbos_sqlite_url: str) -> str:
 
 @pytest.fixture
 def dbos_config(dbos_database_url: str, request: pytest.FixtureRequest) -> Config:
-    """The configuration of this test's application. Under a virtual clock, handles on
-    workflows running elsewhere are polled every virtual minute instead of every second."""
+    """The configuration of this test's application. Under the autojump clock, handles on
+    workflows running in another executor are polled every five virtual minutes instead
+    of every second (one running in this executor wakes its handles at once)."""
     virtual = any(name in request.fixturenames for name in _VIRTUAL_CLOCK_FIXTURES)
     return Config(
         app_name=APP_NAME,

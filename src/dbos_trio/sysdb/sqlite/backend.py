@@ -29,6 +29,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import trio
+
 from ..._errors import (
     DBOSException,
     DBOSInitializationError,
@@ -141,6 +143,8 @@ class SQLiteSystemDatabase:
     async def close(self) -> None:
         self._peers.leave()
         self._db.close()
+        # Still an async call, but one that completes even in a cancelled scope.
+        await trio.lowlevel.cancel_shielded_checkpoint()
 
     def background_tasks(self) -> list[BackgroundTask]:
         return []
