@@ -164,8 +164,15 @@ async def _open_system_database(config: Config, wakeups: WakeupRegistry) -> Syst
             wakeups=wakeups,
             notification_coalesce=config.notification_coalesce,
         )
+    if url.startswith("sqlite:"):
+        from .sysdb.sqlite.backend import SQLiteSystemDatabase
+
+        return await SQLiteSystemDatabase.open(
+            url, run_migrations=config.run_migrations, wakeups=wakeups
+        )
     raise DBOSInitializationError(
-        f"unsupported system database URL {redact_url(url)!r}: use a postgresql:// URL"
+        f"unsupported system database URL {redact_url(url)!r}: use a postgresql:// or "
+        "sqlite:/// URL"
     )
 
 
@@ -215,6 +222,11 @@ async def open_executor(
         finally:
             with trio.CancelScope(shield=True):
                 await sysdb.close()
-            logger.info("shut down %s executor %s", identity.app_name, identity.executor_id)
+            logger.info(
+                "shut down %s version %s executor %s",
+                identity.app_name,
+                identity.app_version,
+                identity.executor_id,
+            )
     finally:
         registry.thaw()
