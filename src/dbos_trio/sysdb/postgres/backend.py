@@ -516,7 +516,15 @@ class PostgresSystemDatabase:
             if not request.consistent:
                 cur = await conn.execute(query, params, prepare=True)
                 return await cur.fetchall()
-            await conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            # One partition's rows never lock-conflict with another's, so a queue-wide
+            # budget spent from two partitions at once needs SERIALIZABLE to be caught.
+            queue_wide = (
+                request.global_concurrency is not None or request.rate_limit_max is not None
+            )
+            if request.partition_key is not None and queue_wide:
+                await conn.execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
+            else:
+                await conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
             try:
                 cur = await conn.execute(query, params, prepare=True)
                 claimed = await cur.fetchall()

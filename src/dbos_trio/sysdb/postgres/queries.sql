@@ -297,9 +297,15 @@ SELECT key FROM partition_keys WHERE key IS NOT NULL
 -- included) and the concurrency caps (PENDING rows of every executor); a NULL limit does
 -- not apply. {lock} is SKIP LOCKED when no budget is shared (READ COMMITTED) and NOWAIT
 -- when one is (the caller runs it in REPEATABLE READ, so two executors cannot both spend
--- the same budget: the second conflicts and backs off). {partition} narrows every part to
--- one partition for partitioned queues. The attempt is counted here, the deadline armed
--- from the timeout, and the inputs come back with the claimed rows.
+-- the same budget: the second conflicts and backs off; in SERIALIZABLE when one partition's
+-- claim also spends a queue-wide budget, which rows of other partitions never lock).
+-- {partition} narrows every part to one partition for partitioned queues. The attempt is
+-- counted here, the deadline armed from the timeout, and the inputs come back with the
+-- claimed rows. The budget is MATERIALIZED so its counts run once (inlined, the LIMIT
+-- expression evaluated each of them twice), and the claimed ids reach the UPDATE as an
+-- array so it looks them up by primary key: joined to the CTE, the planner hashed the
+-- whole table (a sequential scan of workflow_status and workflow_input on every poll)
+-- once a queue had a large backlog.
 WITH recent_starts AS (
     SELECT count(*) AS n FROM {schema}.workflow_status
     WHERE %(rate_limit_max)s::int IS NOT NULL AND queue_name = %(queue_name)s AND rate_limited
@@ -324,7 +330,7 @@ WITH recent_starts AS (
       AND status = 'PENDING'
       AND (application_name = %(application_name)s OR application_name IS NULL)
       {partition}
-), budget AS (
+), budget AS MATERIALIZED (
     SELECT LEAST(
         %(local_budget)s::int,
         %(rate_limit_max)s::int - (SELECT n FROM recent_starts),
@@ -354,11 +360,12 @@ SET status = 'PENDING', owner_xid = %(owner_xid)s,
         WHEN ws.workflow_timeout_ms IS NOT NULL AND ws.workflow_deadline_epoch_ms IS NULL
         THEN %(now)s + ws.workflow_timeout_ms
         ELSE ws.workflow_deadline_epoch_ms END
-FROM candidates
-LEFT JOIN {schema}.workflow_input AS wi ON wi.workflow_uuid = candidates.workflow_uuid
-WHERE ws.workflow_uuid = candidates.workflow_uuid AND ws.status = 'ENQUEUED'
+WHERE ws.workflow_uuid = ANY(ARRAY(SELECT workflow_uuid FROM candidates))
+  AND ws.status = 'ENQUEUED'
 RETURNING ws.workflow_uuid, ws.name, ws.class_name, ws.config_name,
-          COALESCE(wi.inputs, ws.inputs), ws.serialization, ws.workflow_deadline_epoch_ms,
+          COALESCE((SELECT wi.inputs FROM {schema}.workflow_input AS wi
+                    WHERE wi.workflow_uuid = ws.workflow_uuid), ws.inputs),
+          ws.serialization, ws.workflow_deadline_epoch_ms,
           ws.recovery_attempts, ws.queue_name, ws.queue_partition_key, ws.priority,
           ws.created_at
 
