@@ -17,11 +17,11 @@ from ..sysdb.wakeups import queue_key
 from .timeouts import stop_local
 
 if TYPE_CHECKING:
-    from .._executor import Executor
+    from .._executor import Runtime
 
 
 async def cancel_workflows(
-    executor: Executor, workflow_ids: Sequence[str], *, cancel_children: bool = False
+    executor: Runtime, workflow_ids: Sequence[str], *, cancel_children: bool = False
 ) -> list[str]:
     """Cancel every listed workflow that is not finished; return the ids cancelled."""
     cancelled: list[str] = []
@@ -37,7 +37,7 @@ async def cancel_workflows(
     return cancelled
 
 
-async def descendants(executor: Executor, workflow_ids: Sequence[str]) -> list[str]:
+async def descendants(executor: Runtime, workflow_ids: Sequence[str]) -> list[str]:
     """Every workflow below these through ``parent_workflow_id``, breadth first."""
     found: list[str] = []
     seen = set(workflow_ids)
@@ -50,7 +50,7 @@ async def descendants(executor: Executor, workflow_ids: Sequence[str]) -> list[s
 
 
 async def resume_workflows(
-    executor: Executor, workflow_ids: Sequence[str], *, queue_name: str | None = None
+    executor: Runtime, workflow_ids: Sequence[str], *, queue_name: str | None = None
 ) -> list[str]:
     """Re-enqueue unfinished workflows (attempts reset); a missing id raises."""
     ids = list(workflow_ids)
@@ -64,7 +64,7 @@ async def resume_workflows(
 
 
 async def delete_workflows(
-    executor: Executor, workflow_ids: Sequence[str], *, delete_children: bool = False
+    executor: Runtime, workflow_ids: Sequence[str], *, delete_children: bool = False
 ) -> None:
     ids = list(workflow_ids)
     if delete_children:
@@ -72,7 +72,7 @@ async def delete_workflows(
     await executor.sysdb.delete_workflows(ids)
 
 
-async def set_workflow_delay(executor: Executor, workflow_id: str, delay_seconds: float) -> bool:
+async def set_workflow_delay(executor: Runtime, workflow_id: str, delay_seconds: float) -> bool:
     now = executor.clock.now_ms()
     return await executor.sysdb.set_workflow_delay(
         workflow_id, now + round(delay_seconds * 1000), now
