@@ -28,6 +28,7 @@ from benchmarks.common import DriverArgs, Window, median, ms, percentile
 
 LIBRARY = "dbos"
 POOL_SIZE = 20  # the official default (sys_db_pool_size), set explicitly to report it
+POOL = {"size": POOL_SIZE}  # --param X.pool_size=N sets both libraries' pools
 
 F = TypeVar("F", bound=Callable[..., Coroutine[Any, Any, Any]])
 G = TypeVar("G", bound=Callable[..., Any])
@@ -143,7 +144,7 @@ def launch(url: str) -> None:
     config = {
         "name": common.APP_NAME,
         "system_database_url": url,
-        "sys_db_pool_size": POOL_SIZE,
+        "sys_db_pool_size": POOL["size"],
         "application_version": common.APP_VERSION,
         "log_level": "WARNING",
     }
@@ -153,7 +154,7 @@ def launch(url: str) -> None:
 
 def environment(url: str, **extra: Any) -> dict[str, Any]:
     env = common.server_environment(url)
-    env.update(pool_size=POOL_SIZE, listener_connections=1, **extra)
+    env.update(pool_size=POOL["size"], listener_connections=1, **extra)
     return env
 
 
@@ -328,6 +329,7 @@ RUNNERS = {
 async def scenario(args: DriverArgs) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     url = args.database_url
     group = args.scenario.split("-")[0]
+    POOL["size"] = int(args.params.get("pool_size", POOL_SIZE))
     if group == "S5":
         n = int(args.params["n"])
         metrics, window = await run_s5_phase(args, url)

@@ -43,10 +43,12 @@ def version() -> str:
 class Bench:
     """One DBOS instance with the benchmark workload registered on it."""
 
-    def __init__(self, url: str, phase: str = "run") -> None:
+    def __init__(self, url: str, params: dict[str, Any], phase: str = "run") -> None:
         self.api: Any = importlib.import_module("dbos_trio")
+        # --param X.pool_size=N sets both libraries' pools; otherwise each keeps its default.
+        pool = {"max_connections": int(params["pool_size"])} if "pool_size" in params else {}
         self.config: Any = self.api.Config(
-            app_name=common.APP_NAME, database_url=url, app_version=common.APP_VERSION
+            app_name=common.APP_NAME, database_url=url, app_version=common.APP_VERSION, **pool
         )
         self.dbos: Any = self.api.DBOS(self.config)
         self.phase = phase
@@ -298,7 +300,7 @@ async def run_s5_phase(args: DriverArgs, url: str) -> tuple[dict[str, Any], Wind
     """Crash phase: start n workflows that hang in step 2 until the runner's SIGKILL.
     Recover phase: launch (which recovers), wait for n SUCCESS, count step-1 re-executions."""
     n = int(args.params["n"])
-    b = Bench(url, phase=args.phase)
+    b = Bench(url, args.params, phase=args.phase)
     b.side = common.SideWriter(url, args.phase)
     if args.phase == "crash":
         async with b.dbos.launched():
@@ -352,12 +354,12 @@ async def scenario(args: DriverArgs) -> tuple[dict[str, Any], dict[str, Any], di
     if group == "S7":
         host, port = common.host_port(url)
         with wire.WireCounter(host, port) as proxy:
-            b = Bench(common.with_port(url, "127.0.0.1", proxy.port))
+            b = Bench(common.with_port(url, "127.0.0.1", proxy.port), args.params)
             b.proxy = proxy
             metrics, window, units = await run_s7(b, args)
         env = b.environment(url, concurrency=1)
         return metrics, common.cpu_record(window, units, "workflow"), env
-    b = Bench(url)
+    b = Bench(url, args.params)
     if group == "S4":
         b.queue = b.dbos.register_queue(
             "bench_queue",
