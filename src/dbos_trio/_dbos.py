@@ -376,18 +376,16 @@ class DBOS:
         self._queues[name] = config
         return Queue(self, config)
 
-    async def enqueue_workflow(
+    def enqueue_workflow(
         self, queue_name: str, fn: Callable[P, Awaitable[R]], *args: P.args, **kwargs: P.kwargs
-    ) -> WorkflowHandle[R]:
-        """Enqueue ``fn`` on ``queue_name`` (declared or not: an unknown queue's row waits)."""
-        return await self.enqueue_on(queue_name, fn, *args, **kwargs)
+    ) -> Coroutine[Any, Any, WorkflowHandle[R]]:
+        """Enqueue ``fn`` on ``queue_name`` (declared or not: an unknown queue's row waits).
 
-    async def enqueue_on(
-        self, queue_name: str, fn: Callable[P, Awaitable[R]], *args: P.args, **kwargs: P.kwargs
-    ) -> WorkflowHandle[R]:
+        Not async: from a workflow body the step id is taken at the call.
+        """
         executor = self._require_executor(f"enqueueing on queue {queue_name!r}")
         registered, call_args = resolve_workflow(fn, args)
-        return await queues.enqueue(
+        return queues.enqueue(
             executor,
             queue_name,
             registered,
@@ -410,33 +408,36 @@ class DBOS:
         executor = self._require_executor("delete_queue")
         await executor.sysdb.delete_queue(name)
 
-    async def list_queued_workflows(self, **filters: Any) -> list[WorkflowStatus]:
+    def list_queued_workflows(self, **filters: Any) -> Coroutine[Any, Any, list[WorkflowStatus]]:
         """Queued workflows (DELAYED, ENQUEUED, PENDING on a queue) unless filtered otherwise."""
         filters.setdefault("status", ["DELAYED", "ENQUEUED", "PENDING"])
         filters["queues_only"] = True
-        return await self.list_workflows(**filters)
+        return self.list_workflows(**filters)
 
     # --- introspection and management ------------------------------------------------
 
-    async def get_workflow_status(self, workflow_id: str) -> WorkflowStatus | None:
+    # Not async, like the durable calls: from a workflow body each of these is a checkpoint
+    # whose step id is reserved at the call (see durable.as_step).
+
+    def get_workflow_status(self, workflow_id: str) -> Coroutine[Any, Any, WorkflowStatus | None]:
         executor = self._require_executor("get_workflow_status")
 
         async def read() -> WorkflowStatus | None:
             row = await executor.sysdb.get_workflow(workflow_id)
             return None if row is None else workflow_status(executor.codec, row)
 
-        return await durable.as_step(executor, "DBOS.getStatus", read)
+        return durable.as_step(executor, "DBOS.getStatus", read)
 
-    async def list_workflow_steps(self, workflow_id: str) -> list[StepInfo]:
+    def list_workflow_steps(self, workflow_id: str) -> Coroutine[Any, Any, list[StepInfo]]:
         executor = self._require_executor("list_workflow_steps")
 
         async def read() -> list[StepInfo]:
             steps = await executor.sysdb.list_steps(workflow_id)
             return [step_info(executor.codec, workflow_id, step) for step in steps]
 
-        return await durable.as_step(executor, "DBOS.listWorkflowSteps", read)
+        return durable.as_step(executor, "DBOS.listWorkflowSteps", read)
 
-    async def list_workflows(self, **filters: Any) -> list[WorkflowStatus]:
+    def list_workflows(self, **filters: Any) -> Coroutine[Any, Any, list[WorkflowStatus]]:
         executor = self._require_executor("list_workflows")
         query = WorkflowFilters(scope_application=executor.app_name, **_normalize_filters(filters))
 
@@ -444,9 +445,11 @@ class DBOS:
             rows = await executor.sysdb.list_workflows(query)
             return [workflow_status(executor.codec, row) for row in rows]
 
-        return await durable.as_step(executor, "DBOS.listWorkflows", read)
+        return durable.as_step(executor, "DBOS.listWorkflows", read)
 
-    async def cancel_workflow(self, workflow_id: str, *, cancel_children: bool = False) -> None:
+    def cancel_workflow(
+        self, workflow_id: str, *, cancel_children: bool = False
+    ) -> Coroutine[Any, Any, None]:
         """Cancel a workflow; one running here stops at once, elsewhere at its next checkpoint."""
         executor = self._require_executor("cancel_workflow")
 
@@ -455,28 +458,33 @@ class DBOS:
                 executor, [workflow_id], cancel_children=cancel_children
             )
 
-        await durable.as_step(executor, "DBOS.cancelWorkflow", cancel)
+        return durable.as_step(executor, "DBOS.cancelWorkflow", cancel)
 
-    async def resume_workflow(
+    def resume_workflow(
         self, workflow_id: str, *, queue_name: str | None = None
-    ) -> WorkflowHandle[Any]:
+    ) -> Coroutine[Any, Any, WorkflowHandle[Any]]:
         """Re-enqueue an unfinished workflow; it continues after its last checkpoint."""
         executor = self._require_executor("resume_workflow")
 
         async def resume() -> None:
             await management.resume_workflows(executor, [workflow_id], queue_name=queue_name)
 
-        await durable.as_step(executor, "DBOS.resumeWorkflow", resume)
-        return handle_for(executor, workflow_id)
+        checkpointed = durable.as_step(executor, "DBOS.resumeWorkflow", resume)
 
-    async def fork_workflow(
+        async def resumed() -> WorkflowHandle[Any]:
+            await checkpointed
+            return handle_for(executor, workflow_id)
+
+        return resumed()
+
+    def fork_workflow(
         self,
         workflow_id: str,
         start_step: int,
         *,
         application_version: str | None = None,
         queue_name: str | None = None,
-    ) -> WorkflowHandle[Any]:
+    ) -> Coroutine[Any, Any, WorkflowHandle[Any]]:
         """A new workflow that replays the steps before ``start_step`` and re-runs the rest."""
         executor = self._require_executor("fork_workflow")
 
@@ -489,10 +497,16 @@ class DBOS:
                 queue_name=queue_name,
             )
 
-        forked_id = await durable.as_step(executor, "DBOS.forkWorkflow", create)
-        return handle_for(executor, forked_id)
+        checkpointed = durable.as_step(executor, "DBOS.forkWorkflow", create)
 
-    async def delete_workflow(self, workflow_id: str, *, delete_children: bool = False) -> None:
+        async def forked() -> WorkflowHandle[Any]:
+            return handle_for(executor, await checkpointed)
+
+        return forked()
+
+    def delete_workflow(
+        self, workflow_id: str, *, delete_children: bool = False
+    ) -> Coroutine[Any, Any, None]:
         executor = self._require_executor("delete_workflow")
 
         async def delete() -> None:
@@ -500,16 +514,18 @@ class DBOS:
                 executor, [workflow_id], delete_children=delete_children
             )
 
-        await durable.as_step(executor, "DBOS.deleteWorkflow", delete)
+        return durable.as_step(executor, "DBOS.deleteWorkflow", delete)
 
-    async def set_workflow_delay(self, workflow_id: str, *, delay_seconds: float) -> None:
+    def set_workflow_delay(
+        self, workflow_id: str, *, delay_seconds: float
+    ) -> Coroutine[Any, Any, None]:
         """Move a DELAYED workflow's start to ``delay_seconds`` from now."""
         executor = self._require_executor("set_workflow_delay")
 
         async def delay() -> None:
             await management.set_workflow_delay(executor, workflow_id, delay_seconds)
 
-        await durable.as_step(executor, "DBOS.setWorkflowDelay", delay)
+        return durable.as_step(executor, "DBOS.setWorkflowDelay", delay)
 
 
 def _instance(dbos_ref: weakref.ref[DBOS]) -> DBOS:

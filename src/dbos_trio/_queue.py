@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ._errors import DBOSException
@@ -46,10 +46,13 @@ class Queue:
             raise AttributeError(field)
         return getattr(self._config, field)
 
-    async def enqueue(
+    def enqueue(
         self, fn: Callable[P, Awaitable[R]], *args: P.args, **kwargs: P.kwargs
-    ) -> WorkflowHandle[R]:
-        """Enqueue ``fn(*args, **kwargs)``; returns once its row exists."""
+    ) -> Coroutine[Any, Any, WorkflowHandle[R]]:
+        """Enqueue ``fn(*args, **kwargs)``; the awaitable returns once its row exists.
+
+        Not async: from a workflow body the step id is taken at the call.
+        """
         from ._dbos import resolve_workflow
         from .engine import queues
 
@@ -58,7 +61,6 @@ class Queue:
             raise DBOSException(f"the DBOS instance of queue {self.name!r} no longer exists")
         executor = dbos._require_executor(f"enqueueing on queue {self.name!r}")
         registered, call_args = resolve_workflow(fn, args)
-        handle: WorkflowHandle[R] = await queues.enqueue(
+        return queues.enqueue(
             executor, self.name, registered, call_args, dict(kwargs), config=self._config
         )
-        return handle

@@ -112,12 +112,28 @@ async def _sleep(ctx: WorkflowContext | None, function_id: int, seconds: float) 
     await ctx.executor.clock.sleep_until(wake)
 
 
-async def as_step(executor: Executor, name: str, operation: Callable[[], Awaitable[T]]) -> T:
-    """Run a management operation; from a workflow body, checkpoint its answer as ``name``."""
+def as_step(
+    executor: Executor, name: str, operation: Callable[[], Awaitable[T]]
+) -> Coroutine[Any, Any, T]:
+    """Run a management operation; from a workflow body, checkpoint its answer as ``name``.
+
+    Not async: the step id is reserved at the call, so concurrent management calls from one
+    body are numbered in call order and a replay hands each its own answer.
+    """
     ctx = workflow_outside_steps()
-    if ctx is None:
+    function_id = ctx.reserve_id() if ctx is not None else None
+    return _as_step(executor, ctx, function_id, name, operation)
+
+
+async def _as_step(
+    executor: Executor,
+    ctx: WorkflowContext | None,
+    function_id: int | None,
+    name: str,
+    operation: Callable[[], Awaitable[T]],
+) -> T:
+    if ctx is None or function_id is None:
         return await operation()
-    function_id = ctx.reserve_id()
     recorded = checkpoint.replayed(ctx, function_id, name)
     if recorded is not None:
         replayed_value: T = checkpoint.replay_value(executor, recorded)

@@ -9,9 +9,10 @@ does not wait for the next poll.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from .._context import EnqueueOptions, enqueue_options
+from .._context import EnqueueOptions, WorkflowContext, enqueue_options
 from .._errors import DBOSException, DBOSQueueDeduplicatedError, SystemDatabaseError
 from .._registry import RegisteredWorkflow
 from ..core.admission import RESERVED_QUEUE_PREFIX, QueueConfig
@@ -52,7 +53,7 @@ def check_enqueue(queue_name: str, config: QueueConfig | None, options: EnqueueO
         )
 
 
-async def enqueue(
+def enqueue(
     executor: Executor,
     queue_name: str,
     registered: RegisteredWorkflow,
@@ -60,20 +61,40 @@ async def enqueue(
     kwargs: dict[str, Any],
     *,
     config: QueueConfig | None,
-) -> WorkflowHandle[Any]:
-    """Write an ENQUEUED/DELAYED row for ``registered`` on ``queue_name``; return its handle."""
+) -> Coroutine[Any, Any, WorkflowHandle[Any]]:
+    """Write an ENQUEUED/DELAYED row for ``registered`` on ``queue_name``; return its handle.
+
+    Not async: the options in force, the id (``SetWorkflowID``) and, from a workflow body,
+    the step id are all taken at the call, so enqueues started concurrently from one body
+    are numbered in call order.
+    """
     options = enqueue_options()
     check_enqueue(queue_name, config, options)
     parent = _parent_for_start(registered)
     function_id = parent.reserve_id() if parent is not None else None
+    workflow_id = new_workflow_id(parent, function_id)
+    return _enqueue(
+        executor, queue_name, registered, args, kwargs, options, parent, function_id, workflow_id
+    )
+
+
+async def _enqueue(
+    executor: Executor,
+    queue_name: str,
+    registered: RegisteredWorkflow,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    options: EnqueueOptions,
+    parent: WorkflowContext | None,
+    function_id: int | None,
+    workflow_id: str,
+) -> WorkflowHandle[Any]:
     if parent is not None and function_id is not None:
         recorded = checkpoint.replayed(parent, function_id, registered.name)
         if recorded is not None:
-            new_workflow_id(parent, function_id)
             checkpoint.replay_value(executor, recorded)  # re-raises a recorded error
-            return handle_for(executor, recorded.child_workflow_id or "")
+            return handle_for(executor, recorded.child_workflow_id or workflow_id)
     shape = call_shape(registered, args)
-    workflow_id = new_workflow_id(parent, function_id)
     fmt = executor.codec.format_for(registered.portable)
     try:
         inputs = executor.codec.encode_inputs(shape.args, kwargs, fmt)
