@@ -453,3 +453,52 @@ async def test_workflow_ids_set_in_concurrent_tasks_stay_in_their_own_task(
             ids = await parent()
     assert ids[:3] == ["wanted-0", "wanted-1", "wanted-2"]
     assert ids[3] == "ctx-parent-4"
+
+
+async def test_a_direct_child_keeps_going_when_only_its_parent_is_cancelled(
+    make_dbos: MakeDBOS, dbos_url: str
+) -> None:
+    """The child runs in its parent's task, so cancelling the parent interrupts it too;
+    the child itself was not cancelled, so it is handed to the internal queue and finishes
+    from its last checkpoint (each of its steps running once), as in dbos 3.4."""
+    dbos = make_dbos()
+    first_step_runs = 0
+    release = trio.Event()
+    child_blocked = trio.Event()
+
+    @dbos.step()
+    async def first() -> None:
+        nonlocal first_step_runs
+        first_step_runs += 1
+
+    @dbos.step()
+    async def wait_for_release() -> None:
+        child_blocked.set()
+        await release.wait()
+
+    @dbos.workflow()
+    async def child() -> str:
+        await first()
+        await wait_for_release()
+        return "child done"
+
+    @dbos.workflow()
+    async def parent() -> str:
+        return await child()
+
+    async with dbos.launched():
+        with SetWorkflowID("cancelled-parent"):
+            parent_handle = await dbos.start_workflow(parent)
+        await child_blocked.wait()
+        await dbos.cancel_workflow("cancelled-parent")
+        with pytest.raises(DBOSAwaitedWorkflowCancelledError):
+            await parent_handle.get_result()
+        release.set()
+        child_handle = await dbos.retrieve_workflow("cancelled-parent-1")
+        with trio.fail_after(10):
+            assert await child_handle.get_result() == "child done"
+
+    assert first_step_runs == 1
+    assert (await status_row(dbos_url, "cancelled-parent"))["status"] == "CANCELLED"
+    child_row = await status_row(dbos_url, "cancelled-parent-1")
+    assert (child_row["status"], child_row["queue_name"]) == ("SUCCESS", "_dbos_internal_queue")

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from .._clock import real_time_limit
 from .._context import (
     WorkflowContext,
     current_step,
@@ -46,6 +47,7 @@ from .._registry import DBOSConfiguredInstance, RegisteredWorkflow, member_kind
 from .._serialization import PICKLE, PORTABLE_JSON
 from ..sysdb.records import (
     ERROR,
+    INTERNAL_QUEUE,
     PENDING,
     SUCCESS,
     TERMINAL_STATUSES,
@@ -54,6 +56,7 @@ from ..sysdb.records import (
     Outcome,
     ParentStep,
 )
+from ..sysdb.wakeups import queue_key
 from . import checkpoint
 from .outcomes import raise_or_return, wait_for_outcome
 
@@ -63,6 +66,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("dbos_trio.workflow")
 
 GET_RESULT = "DBOS.getResult"
+# How long a shielded hand-off write may take while its caller is being cancelled.
+CLEANUP_SECONDS = 5.0
 
 
 @attrs.frozen
@@ -332,6 +337,8 @@ async def _call(
         try:
             value = await execute(executor, started.plan, execution)
         except BaseException as error:
+            if parent is not None and _cancelled_around(executor, parent, execution, error):
+                await _hand_off(executor, started.plan)
             if parent is not None and result_id is not None and _is_outcome(error):
                 await _record_child_result(
                     executor, parent, result_id, started.workflow_id, execution.outcome
@@ -348,6 +355,42 @@ async def _call(
         )
     outcome = await _outcome_from_init(executor, started.workflow_id, started.init)
     return raise_or_return(executor, started.workflow_id, outcome)
+
+
+def _cancelled_around(
+    executor: Executor, parent: WorkflowContext, child: LocalExecution, error: BaseException
+) -> bool:
+    """Whether a direct child stopped only because its parent was cancelled by request."""
+    parent_execution = executor.local.get(parent.workflow_id)
+    return (
+        child.outcome is None
+        and _find(error, trio.Cancelled) is not None
+        and parent_execution is not None
+        and parent_execution.cancel_requested
+        and not child.cancel_requested
+    )
+
+
+async def _hand_off(executor: Executor, plan: ExecutionPlan) -> None:
+    """Re-enqueue a direct child interrupted by its parent's cancellation.
+
+    The child ran in its parent's task, so cancelling the parent stopped it too; the child
+    itself was not cancelled, so it continues (as in dbos 3.4), from its last checkpoint,
+    wherever the internal queue is served. Shielded: the caller is being cancelled.
+    """
+    with trio.CancelScope(shield=True), real_time_limit(CLEANUP_SECONDS):
+        try:
+            moved = await executor.sysdb.requeue_workflow(
+                plan.workflow_id, plan.owner_xid, executor.clock.now_ms()
+            )
+        except SystemDatabaseError as failure:
+            logger.warning("could not hand off child %s: %s", plan.workflow_id, failure)
+            return
+    if moved:
+        logger.info(
+            "child %s continues on its own after its parent was cancelled", plan.workflow_id
+        )
+        executor.wakeups.wake(queue_key(INTERNAL_QUEUE))
 
 
 def _is_outcome(error: BaseException) -> bool:

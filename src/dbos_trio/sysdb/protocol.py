@@ -143,6 +143,10 @@ class SystemDatabase(Protocol):
 
     async def latest_version(self, application_name: str) -> str | None: ...
 
+    async def requeue_workflow(self, workflow_id: str, owner_xid: str, now_ms: int) -> bool:
+        """Put a PENDING workflow its owner cannot finish back on its queue (or the internal
+        queue); False if it is no longer PENDING and owned by ``owner_xid``."""
+
     async def upsert_queue(self, config: QueueConfig, *, overwrite: bool) -> None:
         """Create the queue row, or update it when ``overwrite``; a name owned by another
         application raises :class:`~dbos_trio._errors.DBOSException`."""

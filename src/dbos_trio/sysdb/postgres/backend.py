@@ -441,6 +441,13 @@ class PostgresSystemDatabase:
             },
         )
 
+    async def requeue_workflow(self, workflow_id: str, owner_xid: str, now_ms: int) -> bool:
+        changed = await self._execute(
+            self.q.requeue_workflow,
+            {"workflow_id": workflow_id, "owner_xid": owner_xid, "now": now_ms},
+        )
+        return changed > 0
+
     async def upsert_queue(self, config: QueueConfig, *, overwrite: bool) -> None:
         limiter, partition_limiter = config.limiter, config.partition_limiter
         params = {

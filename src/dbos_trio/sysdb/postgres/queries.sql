@@ -212,6 +212,15 @@ WHERE status = 'PENDING' AND executor_id = %(executor_id)s
   AND application_version = %(application_version)s
   AND (application_name = %(application_name)s OR application_name IS NULL)
 
+-- name: requeue_workflow
+-- Hand a PENDING workflow from its owning execution back to its queue (or the internal
+-- queue), e.g. a direct child whose parent was cancelled around it: someone dequeues it
+-- and it continues after its last checkpoint. Only its owner may do this.
+UPDATE {schema}.workflow_status
+SET status = 'ENQUEUED', owner_xid = NULL, started_at_epoch_ms = NULL, updated_at = %(now)s,
+    queue_name = COALESCE(NULLIF(queue_name, ''), '_dbos_internal_queue')
+WHERE workflow_uuid = %(workflow_id)s AND status = 'PENDING' AND owner_xid = %(owner_xid)s
+
 -- name: release_delayed
 -- DELAYED rows whose time has come become ENQUEUED (a debounced row frees its dedup id).
 UPDATE {schema}.workflow_status

@@ -181,6 +181,14 @@ WHERE status = 'PENDING' AND executor_id = :executor_id
   AND application_version = :application_version
   AND (application_name = :application_name OR application_name IS NULL)
 
+-- name: requeue_workflow
+-- Hand a PENDING workflow from its owning execution back to its queue (or the internal
+-- queue), e.g. a direct child whose parent was cancelled around it. Only its owner may.
+UPDATE workflow_status
+SET status = 'ENQUEUED', owner_xid = NULL, started_at_epoch_ms = NULL, updated_at = :now,
+    queue_name = COALESCE(NULLIF(queue_name, ''), '_dbos_internal_queue')
+WHERE workflow_uuid = :workflow_id AND status = 'PENDING' AND owner_xid = :owner_xid
+
 -- name: has_due_delayed
 -- Whether release_delayed has anything to do: looked at without the write lock, so an idle
 -- executor's sweeps never take it (other processes' writers would queue behind them).
