@@ -502,3 +502,25 @@ async def test_a_direct_child_keeps_going_when_only_its_parent_is_cancelled(
     assert (await status_row(dbos_url, "cancelled-parent"))["status"] == "CANCELLED"
     child_row = await status_row(dbos_url, "cancelled-parent-1")
     assert (child_row["status"], child_row["queue_name"]) == ("SUCCESS", "_dbos_internal_queue")
+
+
+async def test_a_default_format_child_of_a_portable_parent_is_stored_portable(
+    make_dbos: MakeDBOS, dbos_url: str
+) -> None:
+    dbos = make_dbos()
+
+    @dbos.workflow()
+    async def child(n: int) -> int:
+        return n + 1
+
+    @dbos.workflow(serialization="portable")
+    async def parent(n: int) -> int:
+        handle = await dbos.start_workflow(child, n)
+        return await handle.get_result() + await child(n)
+
+    async with dbos.launched():
+        with SetWorkflowID("portable-parent"):
+            assert await parent(1) == 4
+
+    for workflow_id in ("portable-parent", "portable-parent-1", "portable-parent-3"):
+        assert (await status_row(dbos_url, workflow_id))["serialization"] == "portable_json"

@@ -477,6 +477,21 @@ async def test_a_delayed_enqueue_waits_as_delayed_then_runs_after_its_delay(
     assert 0.8 <= elapsed < 3.0  # released by the next 1 s sweep
 
 
+async def test_a_zero_delay_still_enqueues_as_delayed_like_dbos_3_4(dbos_url: str) -> None:
+    app = build_app(dbos_url, executor_id="me", tag="t0", queues={"q": {}})
+
+    @app.dbos.workflow(name="qa.noop0")
+    async def noop(i: int) -> int:
+        return i
+
+    async with app.dbos.launched():
+        with SetEnqueueOptions(delay_seconds=0), SetWorkflowID("zero-delay"):
+            handle = await app.queues["q"].enqueue(noop, 3)
+        row = await status_row(dbos_url, "zero-delay")
+        assert (row["status"], row["delay_until_epoch_ms"]) == ("DELAYED", row["created_at"])
+        assert await handle.get_result() == 3
+
+
 async def test_a_workflow_timeout_set_at_enqueue_starts_counting_at_dequeue(
     dbos_url: str,
 ) -> None:

@@ -26,6 +26,7 @@ from .workflow import (
     check_same_workflow,
     new_workflow_id,
     start_timeout,
+    workflow_format,
 )
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ async def _enqueue(
             checkpoint.replay_value(executor, recorded)  # re-raises a recorded error
             return handle_for(executor, recorded.child_workflow_id or workflow_id)
     shape = call_shape(registered, args)
-    fmt = executor.codec.format_for(registered.portable)
+    fmt = workflow_format(executor, registered, parent)
     try:
         inputs = executor.codec.encode_inputs(shape.args, kwargs, fmt)
     except Exception as error:
@@ -104,7 +105,8 @@ async def _enqueue(
         ) from error
     timeout_ms, deadline_ms = start_timeout(executor, parent, queued=True)
     now = executor.clock.now_ms()
-    delayed = options.delay_seconds is not None and options.delay_seconds > 0
+    # Any delay, even 0, makes the row DELAYED until the next sweep releases it (dbos 3.4).
+    delayed = options.delay_seconds is not None
     new = NewWorkflow(
         workflow_id=workflow_id,
         status=DELAYED if delayed else ENQUEUED,

@@ -176,12 +176,18 @@ def reject_enqueue_only_options() -> None:
         )
 
 
-def workflow_format(executor: Executor, registered: RegisteredWorkflow) -> str:
+def workflow_format(
+    executor: Executor, registered: RegisteredWorkflow, parent: WorkflowContext | None = None
+) -> str:
     """The format a new workflow's row is written in: ``portable_json`` if registered
     ``serialization="portable"``, ``py_pickle`` if ``"native"`` (even when a custom
-    serializer is configured), else the configured serializer's."""
+    serializer is configured); with neither, a child of a portable parent is portable (as
+    in dbos 3.4: cross-language work stays readable down the tree), else the configured
+    serializer's."""
     if registered.native:
         return PICKLE
+    if not registered.portable and parent is not None and parent.serialization == PORTABLE_JSON:
+        return PORTABLE_JSON
     return executor.codec.format_for(registered.portable)
 
 
@@ -225,7 +231,7 @@ async def start(
             if recorded.error is not None:
                 checkpoint.replay_value(executor, recorded)
             return Started(recorded.child_workflow_id or workflow_id, None, None)
-    fmt = workflow_format(executor, registered)
+    fmt = workflow_format(executor, registered, parent)
     try:
         inputs = executor.codec.encode_inputs(shape.args, kwargs, fmt)
     except Exception as error:
