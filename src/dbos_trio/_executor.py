@@ -13,6 +13,7 @@ Invariants, and why:
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -34,6 +35,25 @@ from .sysdb.records import Outcome
 from .sysdb.wakeups import WakeupRegistry, outcome_key
 
 logger = logging.getLogger("dbos_trio")
+
+
+@attrs.frozen
+class LaunchSettings:
+    """How one launch is opened and paced, beyond its ``Config`` (set by dbos_trio.testing).
+
+    ``background_interval`` spaces the background sweeps (dequeue supervisor, timeout
+    sweep), queue polling and SQLite waiters' re-checks further apart: under an autojumping
+    ``MockClock`` real time is spent per wakeup, not per virtual second. ``intercept`` wraps
+    the system database before anything writes through it (crash injection).
+    """
+
+    background_interval: float | None = None
+    intercept: Callable[[SystemDatabase], SystemDatabase] | None = None
+
+
+launch_settings: contextvars.ContextVar[LaunchSettings | None] = contextvars.ContextVar(
+    "dbos_trio_launch_settings", default=None
+)
 
 
 @attrs.define(eq=False)
@@ -98,6 +118,7 @@ class Executor(Runtime):
         sysdb: SystemDatabase,
         identity: Identity,
         clock: Clock,
+        background_interval: float | None = None,
     ) -> None:
         super().__init__(
             sysdb=sysdb,
@@ -115,6 +136,8 @@ class Executor(Runtime):
         self.running = RunningCounts()
         self.workflow_names = tuple(sorted(w.name for w in registry.all()))
         self.queue_set = QueueSet()
+        # None: the engine's own intervals; else the spacing of background work (tests).
+        self.background_interval = background_interval
 
     @property
     def app_name(self) -> str:
@@ -149,7 +172,9 @@ class Executor(Runtime):
         self.wakeups.wake(outcome_key(execution.workflow_id))
 
 
-async def _open_system_database(config: Config, wakeups: WakeupRegistry) -> SystemDatabase:
+async def _open_system_database(
+    config: Config, wakeups: WakeupRegistry, settings: LaunchSettings
+) -> SystemDatabase:
     url = config.resolved_database_url()
     if url.startswith(("postgresql://", "postgres://")):
         from .sysdb.postgres.backend import PostgresSystemDatabase
@@ -167,6 +192,13 @@ async def _open_system_database(config: Config, wakeups: WakeupRegistry) -> Syst
     if url.startswith("sqlite:"):
         from .sysdb.sqlite.backend import SQLiteSystemDatabase
 
+        if settings.background_interval is not None:
+            return await SQLiteSystemDatabase.open(
+                url,
+                run_migrations=config.run_migrations,
+                wakeups=wakeups,
+                recheck_interval=settings.background_interval,
+            )
         return await SQLiteSystemDatabase.open(
             url, run_migrations=config.run_migrations, wakeups=wakeups
         )
@@ -186,7 +218,10 @@ async def open_executor(
     identity = resolve_identity(config, registry.all())
     registry.freeze()
     try:
-        sysdb = await _open_system_database(config, WakeupRegistry())
+        settings = launch_settings.get() or LaunchSettings()
+        sysdb = await _open_system_database(config, WakeupRegistry(), settings)
+        if settings.intercept is not None:
+            sysdb = settings.intercept(sysdb)
         try:
             executor = Executor(
                 config=config,
@@ -194,6 +229,7 @@ async def open_executor(
                 sysdb=sysdb,
                 identity=identity,
                 clock=Clock(),
+                background_interval=settings.background_interval,
             )
             executor.is_latest_version = await sysdb.register_application_version(
                 identity.app_name, identity.app_version

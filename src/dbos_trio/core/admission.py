@@ -172,3 +172,14 @@ def next_poll_interval(current: float, base: float, *, contended: bool) -> float
     if contended:
         return min(current * 2.0, max(120.0, base))
     return max(base, current * 0.9)
+
+
+def paced_polling(config: QueueConfig, background_interval: float) -> float:
+    """A queue's polling interval when background work is spaced ``background_interval``
+    apart: at least that, but at most half its shortest rate-limit period (so a reopened
+    window is noticed in time), and never below what the queue asks for."""
+    interval = max(config.polling_interval_sec, background_interval)
+    periods = [limiter.period for limiter in (config.limiter, config.partition_limiter) if limiter]
+    if periods:
+        interval = min(interval, max(config.polling_interval_sec, min(periods) / 2))
+    return interval

@@ -28,7 +28,7 @@ import attrs
 import trio
 
 from .._errors import SystemDatabaseError
-from ..core.admission import QueueConfig, local_budget, next_poll_interval
+from ..core.admission import QueueConfig, local_budget, next_poll_interval, paced_polling
 from ..sysdb.protocol import QueueContention
 from ..sysdb.records import INTERNAL_QUEUE, ClaimedWorkflow, ClaimRequest
 from ..sysdb.wakeups import queue_key
@@ -148,15 +148,21 @@ async def run_worker(executor: Executor, queue_name: str) -> None:
 async def _read_config(
     executor: Executor, queue_name: str, previous: QueueConfig | None
 ) -> QueueConfig | None:
+    """The queue's configuration now (paced when the executor spaces background work)."""
     if queue_name == INTERNAL_QUEUE:
-        return INTERNAL_QUEUE_CONFIG
-    try:
-        return await executor.sysdb.get_queue(queue_name)
-    except SystemDatabaseError as error:
-        logger.warning(
-            "cannot re-read queue %s (keeping its last configuration): %s", queue_name, error
-        )
-        return previous
+        config: QueueConfig | None = INTERNAL_QUEUE_CONFIG
+    else:
+        try:
+            config = await executor.sysdb.get_queue(queue_name)
+        except SystemDatabaseError as error:
+            logger.warning(
+                "cannot re-read queue %s (keeping its last configuration): %s", queue_name, error
+            )
+            return previous
+    spacing = executor.background_interval
+    if config is not None and spacing is not None:
+        config = attrs.evolve(config, polling_interval_sec=paced_polling(config, spacing))
+    return config
 
 
 def _request(

@@ -8,6 +8,7 @@ them are tasks of the executor's nursery.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..core.admission import QueueConfig
@@ -22,5 +23,10 @@ async def start(executor: Executor, declared_queues: list[QueueConfig]) -> None:
         await executor.nursery.start(task)
     await queues.register_queues(executor, declared_queues)
     executor.recovered_count = await recovery.reenqueue_abandoned(executor)
-    await executor.nursery.start(dequeue.supervise, executor)
-    await executor.nursery.start(timeouts.sweep, executor)
+    interval = executor.background_interval
+    if interval is None:
+        await executor.nursery.start(dequeue.supervise, executor)
+        await executor.nursery.start(timeouts.sweep, executor)
+    else:
+        await executor.nursery.start(partial(dequeue.supervise, executor, sweep_interval=interval))
+        await executor.nursery.start(partial(timeouts.sweep, executor, interval=interval))

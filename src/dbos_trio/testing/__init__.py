@@ -50,7 +50,6 @@ from ._crash import (
 from ._databases import sqlite_url, temporary_postgres_url, temporary_sqlite_url
 from ._every import CrashRecovery, crash_at_every_checkpoint
 from ._launch import VIRTUAL_BACKGROUND_INTERVAL, VirtualTimeError, launched, on_virtual_time
-from ._seams import EngineSeamError
 
 __all__ = [
     "VIRTUAL_BACKGROUND_INTERVAL",
@@ -60,7 +59,6 @@ __all__ = [
     "CrashPointNotReached",
     "CrashRecovery",
     "CrashRun",
-    "EngineSeamError",
     "SimulatedCrash",
     "VirtualTimeError",
     "crash_at_every_checkpoint",

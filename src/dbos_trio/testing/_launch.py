@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Literal
 import trio
 import trio.testing
 
-from ._seams import LAUNCH_SETTINGS, LaunchSettings, install
+from .._executor import LaunchSettings
+from .._executor import launch_settings as engine_launch_settings
 
 if TYPE_CHECKING:
     from .._dbos import DBOS
@@ -50,23 +51,18 @@ def launch_settings(
         background_interval = VIRTUAL_BACKGROUND_INTERVAL if on_virtual_time() else None
     if background_interval is not None and not background_interval > 0:
         raise ValueError(f"background_interval must be positive, not {background_interval!r}")
-    return LaunchSettings(
-        background_interval=background_interval,
-        recheck_interval=background_interval if sqlite else None,
-        intercept=intercept,
-    )
+    return LaunchSettings(background_interval=background_interval, intercept=intercept)
 
 
 @asynccontextmanager
 async def launch_with(dbos: DBOS, settings: LaunchSettings) -> AsyncIterator[DBOS]:
     """``dbos.launched()`` with the kit's settings applied to this launch only."""
-    install()
     async with AsyncExitStack() as stack:
-        token = LAUNCH_SETTINGS.set(settings)
+        token = engine_launch_settings.set(settings)
         try:
             await stack.enter_async_context(dbos.launched())
         finally:
-            LAUNCH_SETTINGS.reset(token)
+            engine_launch_settings.reset(token)
         yield dbos
 
 
