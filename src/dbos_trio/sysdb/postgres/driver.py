@@ -21,9 +21,17 @@ Invariants, and why:
   (:func:`dbos_trio._clock.real_time_limit`), so they still work under
   ``MockClock(autojump_threshold=0)``, where a Trio deadline around a socket wait fires
   at once.
+* ``execute(query, {named params}, prepare=True)`` — every hot statement of the backend —
+  skips psycopg's generic machinery (query conversion, prepare bookkeeping, the lock's
+  scheduler trip), which cost about as much client CPU as the round trip itself: the
+  statement is converted once per process, prepared once per connection and parameter
+  types (psycopg's own key), and run as one Bind/Execute. What comes back is an ordinary
+  cursor holding the result. psycopg's ``DEALLOCATE ALL`` (after a ROLLBACK, say) drops
+  these statements too, so it empties their table as well.
 
 This relies on psycopg internals (``wait``, ``lock``, ``_connect_gen``, ``_cancel_gen``,
-``_should_cancel``, ``AsyncTransaction``); pyproject pins the psycopg minor series, and
+``_should_cancel``, ``_deallocate``, ``_query2pg``, the cursor's ``_tx``/``_set_results``,
+``AsyncTransaction``); pyproject pins the psycopg minor series, and
 ``tests/test_driver.py`` must pass on every upgrade.
 """
 
@@ -34,14 +42,15 @@ import select
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import psycopg
 import trio
+from psycopg import adapt, generators, pq
 from psycopg import errors as pg_errors
-from psycopg import generators, pq
 from psycopg._conninfo_attempts import conninfo_attempts
-from psycopg.abc import PQGen, PQGenConn
+from psycopg._queries import _query2pg
+from psycopg.abc import Params, PQGen, PQGenConn, Query
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.transaction import AsyncTransaction
 from psycopg.waiting import Ready, Wait
@@ -59,6 +68,47 @@ CLEANUP_LIMIT_SECONDS = 5.0
 _ACTIVE = pq.TransactionStatus.ACTIVE
 _IDLE = pq.TransactionStatus.IDLE
 _BAD = pq.ConnStatus.BAD
+_FATAL_ERROR = pq.ExecStatus.FATAL_ERROR
+_TEXT = pq.Format.TEXT
+
+_DEALLOCATED_ALL = ("DEALLOCATE ALL", "DISCARD ALL")
+# Statements prepared by the fast path, per connection, before the oldest is deallocated.
+PREPARED_MAX = 200
+
+
+class _Statement:
+    """A query with ``%(name)s`` placeholders, converted once to ``$n`` form."""
+
+    __slots__ = ("formats", "order", "query")
+
+    def __init__(self, query: str) -> None:
+        # ASCII only (see _statement), so the bytes are the same in every client encoding.
+        self.query, self.formats, order, _parts = _query2pg(query.encode("ascii"), "ascii")
+        self.order: list[str] = order or []
+
+
+_STATEMENTS: dict[str, _Statement | None] = {}
+_STATEMENTS_MAX = 512
+
+
+def _statement(query: str) -> _Statement | None:
+    """The converted form of ``query``, or None if the fast path does not take it."""
+    try:
+        return _STATEMENTS[query]
+    except KeyError:
+        pass
+    statement: _Statement | None = None
+    if query.isascii():
+        try:
+            converted = _Statement(query)
+        except psycopg.Error:
+            converted = None  # let psycopg report it
+        if converted is not None and converted.order:
+            statement = converted
+    if len(_STATEMENTS) >= _STATEMENTS_MAX:
+        _STATEMENTS.clear()
+    _STATEMENTS[query] = statement
+    return statement
 
 
 def _ready_now(fileno: int, wait: Wait) -> Ready:
@@ -159,12 +209,128 @@ async def _drive_conn(gen: PQGenConn[RV]) -> RV:
         return result
 
 
+def _first_error(results: list[pq.abc.PGresult], pgconn: pq.abc.PGconn) -> psycopg.Error | None:
+    for result in results:
+        if result.status == _FATAL_ERROR:
+            return pg_errors.error_from_result(result, encoding=pgconn._encoding)
+    return None
+
+
 class TrioConnection(psycopg.AsyncConnection[Any]):
     """A psycopg ``AsyncConnection`` whose I/O, locking and cancellation are Trio's."""
 
     def __init__(self, pgconn: pq.abc.PGconn, row_factory: Any = psycopg.rows.tuple_row):
         super().__init__(pgconn, row_factory)
         self.lock = trio.Lock()  # type: ignore[assignment]
+        # Fast-path statements prepared on this connection: (query, param types) -> name.
+        self._fast_names: dict[tuple[bytes, tuple[int, ...]], bytes] = {}
+        self._fast_index = 0
+
+    async def execute(
+        self,
+        query: Query,
+        params: Params | None = None,
+        *,
+        prepare: bool | None = None,
+        binary: bool = False,
+    ) -> psycopg.AsyncCursor[Any]:
+        """psycopg's ``execute``; a prepared statement with named parameters takes the
+        fast path (see the module docstring), everything else psycopg's own."""
+        if (
+            prepare
+            and type(params) is dict
+            and type(query) is str
+            and not binary
+            and self._pipeline is None
+            and self._prepared.prepare_threshold is not None
+            and (self._autocommit or self.pgconn.transaction_status != _IDLE)
+        ):
+            statement = _statement(query)
+            if statement is not None:
+                return await self._execute_fast(statement, params)
+        # (psycopg's overloads keep a Template apart from params; this passes both on.)
+        base: Any = super()
+        cursor: psycopg.AsyncCursor[Any] = await base.execute(
+            query, params, prepare=prepare, binary=binary
+        )
+        if self._fast_names and cursor.statusmessage in _DEALLOCATED_ALL:
+            self._fast_names.clear()
+        return cursor
+
+    async def _execute_fast(
+        self, statement: _Statement, params: dict[str, Any]
+    ) -> psycopg.AsyncCursor[Any]:
+        cur = self.cursor()
+        tx = cur._tx = adapt.Transformer(cur)
+        try:
+            values = [params[name] for name in statement.order]
+        except KeyError as missing:
+            raise psycopg.ProgrammingError(f"query parameter missing: {missing.args[0]}") from None
+        dumped = tx.dump_sequence(values, statement.formats)
+        key = (statement.query, cast(tuple[int, ...], tx.types))
+        formats = tx.formats
+        lock = cast(trio.Lock, self.lock)
+        try:
+            # Uncontended (a pooled connection has one user): no scheduler trip, the
+            # round trip below is the checkpoint.
+            lock.acquire_nowait()
+        except trio.WouldBlock:
+            await lock.acquire()
+        try:
+            for attempt in range(2):
+                if self.closed:
+                    raise psycopg.OperationalError("the connection is closed")
+                in_block = self.pgconn.transaction_status != _IDLE
+                name = self._fast_names.get(key)
+                if name is None:
+                    if len(self._fast_names) >= PREPARED_MAX:
+                        oldest = next(iter(self._fast_names))
+                        await self.wait(self._deallocate(self._fast_names.pop(oldest)))
+                    name = b"_dt_%d" % self._fast_index
+                    self._fast_index += 1
+                    gen = self._prepare_and_execute_gen(key, name, dumped, formats)
+                else:
+                    gen = self._execute_prepared_gen(name, dumped, formats)
+                results = await self.wait(gen)
+                error = _first_error(results, self.pgconn)
+                if error is None:
+                    break
+                if not isinstance(error, pg_errors.InvalidSqlStatementName):
+                    raise error.with_traceback(None)
+                # Deallocated behind our back (a DISCARD ALL, say): prepare again. Outside a
+                # transaction block nothing was aborted, so the statement is simply re-run.
+                self._fast_names.clear()
+                if in_block or attempt:
+                    raise error.with_traceback(None)
+        finally:
+            lock.release()
+        cur._check_results(results)
+        cur._set_results(results)
+        return cur
+
+    def _execute_prepared_gen(
+        self, name: bytes, dumped: Any, formats: Any
+    ) -> PQGen[list[pq.abc.PGresult]]:
+        self.pgconn.send_query_prepared(name, dumped, param_formats=formats, result_format=_TEXT)
+        results: list[pq.abc.PGresult] = yield from generators.execute(self.pgconn)
+        return results
+
+    def _prepare_and_execute_gen(
+        self, key: tuple[bytes, tuple[int, ...]], name: bytes, dumped: Any, formats: Any
+    ) -> PQGen[list[pq.abc.PGresult]]:
+        """Prepare, then execute, in one conversation (as psycopg does on first use)."""
+        query, types = key
+        self.pgconn.send_prepare(name, query, param_types=types)
+        error = _first_error((yield from generators.execute(self.pgconn)), self.pgconn)
+        if error is not None:
+            raise error.with_traceback(None)
+        self._fast_names[key] = name
+        return (yield from self._execute_prepared_gen(name, dumped, formats))
+
+    def _deallocate(self, name: bytes | None) -> PQGen[None]:
+        if name is None:
+            self._fast_names.clear()  # DEALLOCATE ALL drops the fast path's statements too
+        return super()._deallocate(name)
 
     @trio.lowlevel.enable_ki_protection
     async def wait(self, gen: PQGen[RV], interval: float = 0.0, timeout: float | None = None) -> RV:
