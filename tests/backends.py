@@ -1,43 +1,47 @@
-"""A fresh system database per test on each backend: the ``system_database_url`` fixture.
+"""Both system-database backends for the behavioural tests, and backend-neutral row helpers.
 
-Adopt it in a test module the way the other fixture modules are adopted::
+One parametrized fixture, ``backend`` (ids ``postgres`` and ``sqlite``), decides which
+backend a test module runs on; every database fixture derives from it, so each test that
+asks for a database runs once per backend:
 
-    from backends import postgres_template, sqlite_template, system_database_url
+* ``system_database_url``: a fresh, migrated database for this test — a ``postgresql://``
+  URL of a copy of a database migrated once per session (dropped afterwards), or a
+  ``sqlite:///`` URL of a copy, in the test's ``tmp_path``, of a file migrated once per
+  session;
+* ``module_database_url``: the same, shared by the tests of one module (tests that keep
+  apart by application name, version and executor id).
 
-    async def test_something(system_database_url: str) -> None:
-        dbos = DBOS(Config(app_name="t-app", database_url=system_database_url))
-        ...
+``conftest.py`` makes these fixtures available everywhere. A module whose every test
+covers a PostgreSQL-only mechanism imports :func:`postgres_only` (it replaces ``backend``
+for that module, so nothing there runs on SQLite) and says so in its docstring; a single
+such test is marked ``@pytest.mark.postgres_only("<the mechanism it covers>")``, and its
+SQLite run is skipped with that reason.
 
-Every test asking for ``system_database_url`` runs twice, with ids ``postgres`` and
-``sqlite``: a ``postgresql://`` URL of a new database copied from one migrated once per
-session (dropped afterwards), or a ``sqlite:///`` URL of a copy, in the test's ``tmp_path``,
-of a file migrated once per session. Tests of PostgreSQL-only mechanics (LISTEN/NOTIFY,
-SKIP LOCKED contention, several processes, the interop checks) call
-:func:`skip_unless_postgres` with the reason; :func:`backend_of` tells the two apart.
-
-Looking at rows from a test: :func:`query` takes PostgreSQL-style SQL (``%s`` parameters,
-tables written ``{t}workflow_status``, so no other braces) and runs it on either backend,
-on a connection of the test's own.
+Looking at rows from a test: :func:`query` and :func:`execute` take PostgreSQL-style SQL
+(``%s`` parameters, ``%%`` for a literal ``%``, tables written ``{t}workflow_status`` — so
+no other braces) and run it on either backend, on a connection of the test's own (never
+the executor's). SQLite hands back booleans as ``0``/``1``, which compare equal to
+``False``/``True``.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
-import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+import attrs
 import psycopg
 import pytest
 import trio
-from pg_support import admin_url, create_database, drop_database, url_for_database
-from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict
+from pg_support import create_database, drop_database, fresh_database, url_for_database
 
 from dbos_trio.sysdb.postgres import migrate as postgres_migrate
-from dbos_trio.sysdb.postgres.driver import connect
+from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
 from dbos_trio.sysdb.sqlite.backend import SQLiteSystemDatabase
 from dbos_trio.testing import sqlite_url
 
@@ -50,26 +54,42 @@ def backend_of(url: str) -> Backend:
     return "sqlite" if url.startswith("sqlite:") else "postgres"
 
 
-def skip_unless_postgres(url: str, why: str) -> None:
-    """Skip this run on SQLite, saying which PostgreSQL-only mechanism the test covers."""
-    if backend_of(url) == "sqlite":
-        pytest.skip(f"PostgreSQL only: {why}")
+POSTGRES_ONLY = "postgres_only(why): the test covers a PostgreSQL-only mechanism, named by why"
 
 
-def postgres_url(conninfo: str) -> str:
-    """A ``postgresql://`` URL (what ``Config`` accepts) for a libpq conninfo string."""
-    params = conninfo_to_dict(conninfo)
-    user = params.get("user", "postgres")
-    password = params.get("password")
-    auth = f"{user}:{password}" if password else str(user)
-    return (
-        f"postgresql://{auth}@{params.get('host', '127.0.0.1')}:{params.get('port', '5432')}"
-        f"/{params['dbname']}"
-    )
+def skip_postgres_only_on_sqlite(items: list[pytest.Item]) -> None:
+    """Mark the SQLite runs of ``@pytest.mark.postgres_only(why)`` tests skipped, with why.
+
+    A marker rather than a ``pytest.skip`` in the body: the skip is decided before any
+    database is made, and pytest-trio drops the reason of a skip raised in an async test.
+    """
+    for item in items:
+        marker = item.get_closest_marker("postgres_only")
+        callspec = getattr(item, "callspec", None)
+        if marker is None or callspec is None or callspec.params.get("backend") != "sqlite":
+            continue
+        item.add_marker(pytest.mark.skip(reason=f"PostgreSQL only: {marker.args[0]}"))
 
 
-async def _migrate_postgres(conninfo: str) -> None:
-    conn = await connect(conninfo, autocommit=True)
+# --- the fixtures ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """The backend this module's tests run on: each in turn."""
+    chosen: Backend = request.param
+    return chosen
+
+
+@pytest.fixture(scope="module", name="backend")
+def postgres_only() -> Backend:
+    """Import into a module of PostgreSQL-only tests: its databases are PostgreSQL's."""
+    return "postgres"
+
+
+async def migrate_postgres(url: str) -> None:
+    """Migrate the PostgreSQL database at ``url`` (schema ``dbos``) to the latest version."""
+    conn = await connect(url, autocommit=True)
     try:
         await postgres_migrate.migrate(conn, SCHEMA)
     finally:
@@ -84,9 +104,9 @@ async def _migrate_sqlite(path: Path) -> None:
 @pytest.fixture(scope="session")
 def postgres_template() -> Iterator[str]:
     """The name of a PostgreSQL database migrated once, to copy for each test."""
-    name = create_database("backends_template")
+    name = create_database("template")
     try:
-        trio.run(_migrate_postgres, url_for_database(name))
+        trio.run(migrate_postgres, url_for_database(name))
         yield name
     finally:
         drop_database(name)
@@ -100,69 +120,153 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _copy_postgres(template: str) -> str:
-    name = f"dbos_trio_backends_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin_url(), autocommit=True) as conn:
-        strategy = " STRATEGY FILE_COPY" if conn.info.server_version >= 150000 else ""
-        conn.execute(
-            sql.SQL("CREATE DATABASE {} TEMPLATE {}" + strategy).format(
-                sql.Identifier(name), sql.Identifier(template)
-            )
-        )
-    return name
-
-
-@pytest.fixture(params=BACKENDS)
-def system_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh, migrated system database for this test, on each backend in turn."""
-    if request.param == "sqlite":
+@contextmanager
+def _fresh_database(
+    backend: Backend, request: pytest.FixtureRequest, directory: Path
+) -> Iterator[str]:
+    """A migrated database on ``backend``, copied from the session's template."""
+    if backend == "sqlite":
         template: Path = request.getfixturevalue("sqlite_template")
-        path = tmp_path / "system.sqlite"
+        path = directory / "system.sqlite"
         shutil.copyfile(template, path)
         yield sqlite_url(path)
         return
-    name = _copy_postgres(request.getfixturevalue("postgres_template"))
-    try:
-        yield postgres_url(url_for_database(name))
-    finally:
-        drop_database(name)
+    with fresh_database("test", template=request.getfixturevalue("postgres_template")) as url:
+        yield url
 
 
-def _sqlite_path(url: str) -> str:
+@pytest.fixture
+def system_database_url(
+    backend: Backend, request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[str]:
+    """A fresh, migrated system database for this test, on this module's backend."""
+    with _fresh_database(backend, request, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def module_database_url(
+    backend: Backend, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A migrated system database shared by the tests of one module, on its backend."""
+    with _fresh_database(backend, request, tmp_path_factory.mktemp("module-db")) as url:
+        yield url
+
+
+# --- looking at rows ----------------------------------------------------------------------
+
+
+@attrs.frozen
+class Result:
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    rowcount: int
+
+
+def sqlite_path(url: str) -> str:
     return url[len("sqlite:///") :]
 
 
-async def query(url: str, statement: str, *params: Any) -> list[tuple[Any, ...]]:
-    """Run ``statement`` on either backend: ``%s`` parameters, ``{t}`` before table names
-    (``dbos.`` on PostgreSQL, nothing on SQLite). Returns the rows (none for a write)."""
-    if backend_of(url) == "sqlite":
-        conn = sqlite3.connect(_sqlite_path(url))
-        try:
-            cursor = conn.execute(statement.format(t="").replace("%s", "?"), params)
-            found = cursor.fetchall()
-            conn.commit()
-            return found
-        finally:
-            conn.close()
+def _for_sqlite(statement: str) -> str:
+    # psycopg's placeholders and escaped percent signs, in sqlite3's terms.
+    return re.sub(r"%[s%]", lambda m: "?" if m.group() == "%s" else "%", statement)
+
+
+@asynccontextmanager
+async def connected(url: str) -> AsyncIterator[TrioConnection]:
+    """A PostgreSQL connection of the test's own (autocommit), closed after the block."""
     conn = await connect(url, autocommit=True)
     try:
-        cursor = await conn.execute(statement.format(t=f"{SCHEMA}."), params, prepare=False)
-        if cursor.description is None:
-            return []
-        found: list[tuple[Any, ...]] = await cursor.fetchall()
-        return found
+        yield conn
     finally:
         await conn.close()
 
 
+def _run_sqlite(url: str, statement: str, params: tuple[Any, ...]) -> Result:
+    # A writer of another process may hold the lock for a moment: wait for it (blocking).
+    with closing(sqlite3.connect(sqlite_path(url), timeout=30, isolation_level=None)) as raw:
+        cursor = raw.execute(_for_sqlite(statement.format(t="")), params)
+        columns = [d[0] for d in cursor.description or ()]
+        return Result(columns, cursor.fetchall() if columns else [], cursor.rowcount)
+
+
+def run_blocking(url: str, statement: str, *params: Any) -> list[tuple[Any, ...]]:
+    """:func:`query` on a blocking connection, for code outside Trio (a worker thread, a
+    helper process)."""
+    if backend_of(url) == "sqlite":
+        return _run_sqlite(url, statement, params).rows
+    with psycopg.connect(url, autocommit=True) as conn:
+        cur = conn.execute(statement.format(t=f"{SCHEMA}."), params)
+        return cur.fetchall() if cur.description is not None else []
+
+
+async def run(url: str, statement: str, *params: Any) -> Result:
+    """Run one statement (PostgreSQL-style, ``{t}`` before table names) on either backend."""
+    if backend_of(url) == "sqlite":
+        return _run_sqlite(url, statement, params)
+    async with connected(url) as conn:
+        cur = await conn.execute(statement.format(t=f"{SCHEMA}."), params, prepare=False)
+        if cur.description is None:
+            return Result([], [], cur.rowcount)
+        found: list[tuple[Any, ...]] = await cur.fetchall()
+        return Result([c.name for c in cur.description], found, cur.rowcount)
+
+
+async def query(url: str, statement: str, *params: Any) -> list[tuple[Any, ...]]:
+    """The rows of ``statement`` (none for a write)."""
+    return (await run(url, statement, *params)).rows
+
+
+async def execute(url: str, statement: str, *params: Any) -> int:
+    """Run a writing statement; return the row count."""
+    return (await run(url, statement, *params)).rowcount
+
+
+async def status_row(url: str, workflow_id: str) -> dict[str, Any]:
+    """The ``workflow_status`` row of ``workflow_id`` as a dict (fails if missing)."""
+    found = await run(url, "SELECT * FROM {t}workflow_status WHERE workflow_uuid = %s", workflow_id)
+    assert found.rows, f"no workflow_status row for {workflow_id}"
+    return dict(zip(found.columns, found.rows[0], strict=True))
+
+
+async def steps_of(
+    url: str, workflow_id: str, columns: str = "function_id, function_name, child_workflow_id"
+) -> list[tuple[Any, ...]]:
+    """``columns`` of each checkpoint of ``workflow_id`` (``operation_outputs``), in id order."""
+    return await query(
+        url,
+        f"SELECT {columns} FROM {{t}}operation_outputs WHERE workflow_uuid = %s "
+        "ORDER BY function_id",
+        workflow_id,
+    )
+
+
+async def count_rows(url: str, table: str) -> int:
+    rows = await query(url, "SELECT count(*) FROM {t}" + table)
+    return int(rows[0][0])
+
+
 __all__ = [
     "BACKENDS",
+    "POSTGRES_ONLY",
     "Backend",
+    "Result",
+    "backend",
     "backend_of",
+    "connected",
+    "count_rows",
+    "execute",
+    "migrate_postgres",
+    "module_database_url",
+    "postgres_only",
     "postgres_template",
-    "postgres_url",
     "query",
-    "skip_unless_postgres",
+    "run",
+    "run_blocking",
+    "skip_postgres_only_on_sqlite",
+    "sqlite_path",
     "sqlite_template",
+    "status_row",
+    "steps_of",
     "system_database_url",
 ]

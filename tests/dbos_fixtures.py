@@ -1,15 +1,18 @@
 """Fixtures and helpers for the tests of durable workflows (issue 3).
 
-* ``dbos_url``: a fresh database per test, copied from a template migrated once per session,
-  as a ``postgresql://`` URL (what :class:`dbos_trio.Config` accepts).
+* ``dbos_url``: a fresh, migrated database per test, on each backend in turn (the
+  ``system_database_url`` fixture of :mod:`backends`), as a URL :class:`dbos_trio.Config`
+  accepts.
 * ``make_dbos``: a :class:`DBOS` on that database with test-friendly defaults.
-* :func:`query` / :func:`execute`: look at and poke rows from the test, on a connection of
-  the test's own (never the executor's pool).
+* :func:`query` / :func:`execute` / :func:`status_row` / :func:`steps_of` /
+  :func:`count_rows`: look at and poke rows from the test, on a connection of the test's
+  own (never the executor's), on either backend (re-exported from :mod:`backends`; SQL
+  names tables ``{t}workflow_status``).
 * :func:`reexecute`: run a workflow body again from its stored row, as recovery would
   after a crash: the row is set back to PENDING under a new owner token and the engine runs
   it with its recorded checkpoints loaded.
 * :class:`StatementCounter`: statements, round trips and commits issued through the Trio
-  psycopg driver while it is installed.
+  psycopg driver while it is installed (PostgreSQL only).
 
 Import the fixtures into a test module with ``from dbos_fixtures import dbos_url, ...``.
 """
@@ -17,80 +20,28 @@ Import the fixtures into a test module with ``from dbos_fixtures import dbos_url
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Any
 
 import attrs
-import psycopg
 import pytest
 import trio
-from pg_support import admin_url, create_database, drop_database, url_for_database
-from psycopg import pq, sql
-from psycopg.conninfo import conninfo_to_dict
+from backends import count_rows, execute, query, status_row, steps_of
+from psycopg import pq
 
 from dbos_trio import DBOS, Config
 from dbos_trio._dbos import WORKFLOW_ATTRIBUTE
 from dbos_trio._registry import RegisteredWorkflow
 from dbos_trio.engine import workflow as workflows
-from dbos_trio.sysdb.postgres import migrate
-from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
+from dbos_trio.sysdb.postgres.driver import TrioConnection
 
 APP_NAME = "wf-tests"
 
 
-def as_url(conninfo: str) -> str:
-    """A ``postgresql://`` URL for a libpq conninfo string (trust auth, no password)."""
-    params = conninfo_to_dict(conninfo)
-    user = params.get("user", "postgres")
-    password = params.get("password")
-    auth = f"{user}:{password}" if password else str(user)
-    host = params.get("host", "127.0.0.1")
-    port = params.get("port", "5432")
-    return f"postgresql://{auth}@{host}:{port}/{params['dbname']}"
-
-
-async def _migrate(conninfo: str) -> None:
-    conn = await connect(conninfo, autocommit=True)
-    try:
-        await migrate.migrate(conn, "dbos")
-    finally:
-        await conn.close()
-
-
-@pytest.fixture(scope="session")
-def migrated_template() -> Iterator[str]:
-    """The name of a database migrated to the latest version, to copy for each test."""
-    name = create_database("wftemplate")
-    try:
-        trio.run(_migrate, url_for_database(name))
-        yield name
-    finally:
-        drop_database(name)
-
-
-def _copy_database(template: str) -> str:
-    """A new database copied from ``template``: FILE_COPY (PG 15+) is ~5x faster than the
-    default WAL_LOG for a database this small."""
-    name = f"dbos_trio_wf_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin_url(), autocommit=True) as conn:
-        strategy = " STRATEGY FILE_COPY" if conn.info.server_version >= 150000 else ""
-        conn.execute(
-            sql.SQL("CREATE DATABASE {} TEMPLATE {}" + strategy).format(
-                sql.Identifier(name), sql.Identifier(template)
-            )
-        )
-    return name
-
-
 @pytest.fixture
-def dbos_url(migrated_template: str) -> Iterator[str]:
-    """A fresh, already migrated database for this test, as a URL."""
-    name = _copy_database(migrated_template)
-    try:
-        yield as_url(url_for_database(name))
-    finally:
-        drop_database(name)
+def dbos_url(system_database_url: str) -> str:
+    """A fresh, already migrated database for this test, as a URL (each backend in turn)."""
+    return system_database_url
 
 
 @pytest.fixture
@@ -107,62 +58,6 @@ def make_dbos(dbos_url: str) -> Callable[..., DBOS]:
         return DBOS(Config(**settings))
 
     return make
-
-
-@asynccontextmanager
-async def connected(url: str) -> AsyncIterator[TrioConnection]:
-    conn = await connect(url, autocommit=True)
-    try:
-        yield conn
-    finally:
-        await conn.close()
-
-
-async def query(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    """Rows of ``sql`` (``%s`` placeholders), read on a connection of the test's own."""
-    async with connected(url) as conn:
-        cur = await conn.execute(sql, params, prepare=False)
-        if cur.description is None:
-            return []
-        rows: list[tuple[Any, ...]] = await cur.fetchall()
-        return rows
-
-
-async def execute(url: str, sql: str, *params: Any) -> int:
-    """Run a writing statement; return the row count."""
-    async with connected(url) as conn:
-        cur = await conn.execute(sql, params, prepare=False)
-        return cur.rowcount
-
-
-async def status_row(url: str, workflow_id: str) -> dict[str, Any]:
-    """The ``workflow_status`` row of ``workflow_id`` as a dict (raises if missing)."""
-    async with connected(url) as conn:
-        cur = await conn.execute(
-            "SELECT * FROM dbos.workflow_status WHERE workflow_uuid = %s",
-            (workflow_id,),
-            prepare=False,
-        )
-        row = await cur.fetchone()
-        assert row is not None, f"no workflow_status row for {workflow_id}"
-        assert cur.description is not None
-        return {column.name: value for column, value in zip(cur.description, row, strict=True)}
-
-
-async def steps_of(url: str, workflow_id: str) -> list[tuple[int, str, str | None]]:
-    """(function_id, function_name, child_workflow_id) of each checkpoint, in id order."""
-    rows = await query(
-        url,
-        "SELECT function_id, function_name, child_workflow_id FROM dbos.operation_outputs "
-        "WHERE workflow_uuid = %s ORDER BY function_id",
-        workflow_id,
-    )
-    return [(r[0], r[1], r[2]) for r in rows]
-
-
-async def count_rows(url: str, table: str) -> int:
-    rows = await query(url, f"SELECT count(*) FROM dbos.{table}")
-    return int(rows[0][0])
 
 
 def registered_of(fn: Callable[..., Any]) -> RegisteredWorkflow:
@@ -190,7 +85,7 @@ async def reexecute(
     token = str(uuid.uuid4())
     changed = await execute(
         url,
-        "UPDATE dbos.workflow_status SET status = 'PENDING', owner_xid = %s, "
+        "UPDATE {t}workflow_status SET status = 'PENDING', owner_xid = %s, "
         "completed_at = NULL WHERE workflow_uuid = %s",
         token,
         workflow_id,
@@ -301,12 +196,10 @@ __all__ = [
     "APP_NAME",
     "Counts",
     "StatementCounter",
-    "as_url",
     "count_rows",
     "dbos_url",
     "execute",
     "make_dbos",
-    "migrated_template",
     "query",
     "reexecute",
     "registered_of",

@@ -82,13 +82,19 @@ def url_for_database(name: str) -> str:
 
 
 def create_database(prefix: str = "t", template: str | None = None) -> str:
+    """A new database named ``dbos_trio_<prefix>_<random>``, empty or a copy of ``template``.
+
+    A copy uses ``STRATEGY FILE_COPY`` where the server has it (PostgreSQL 15+): for a
+    database this small it is several times faster than the default ``WAL_LOG``.
+    """
     name = f"dbos_trio_{prefix}_{uuid.uuid4().hex[:12]}"
-    statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
-    if template is not None:
-        statement = sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-            sql.Identifier(name), sql.Identifier(template)
-        )
     with psycopg.connect(admin_url(), autocommit=True) as conn:
+        statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+        if template is not None:
+            strategy = " STRATEGY FILE_COPY" if conn.info.server_version >= 150000 else ""
+            statement = sql.SQL("CREATE DATABASE {} TEMPLATE {}" + strategy).format(
+                sql.Identifier(name), sql.Identifier(template)
+            )
         conn.execute(statement)
     return name
 

@@ -1,7 +1,7 @@
 """Helpers for the queue and recovery tests (issue 4).
 
 * Re-exports the per-test database fixtures of :mod:`dbos_fixtures` (``dbos_url``,
-  ``make_dbos``) and its row helpers.
+  ``make_dbos``: each backend in turn) and its row helpers.
 * :func:`wait_until`: poll a condition (real time) instead of sleeping a fixed amount.
 * :class:`SideTable`: a table the tests' *step bodies* write to, on their own connection,
   so executions are counted outside the library under test.
@@ -23,15 +23,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import trio
+from backends import backend_of, run_blocking
 from dbos_fixtures import (
     APP_NAME,
     count_rows,
     dbos_url,
     execute,
     make_dbos,
-    migrated_template,
     query,
     status_row,
     steps_of,
@@ -46,7 +45,6 @@ __all__ = [
     "execute",
     "make_dbos",
     "max_overlap",
-    "migrated_template",
     "query",
     "start_script",
     "status_row",
@@ -82,53 +80,56 @@ async def wait_until(
 class SideTable:
     """``side_effects(workflow_id, label, pid, value, started, ended)``: step bodies log here.
 
-    Writes go through a plain (blocking) psycopg connection per thread-safe call, never
-    through dbos_trio, so what the table says is independent of the library's bookkeeping.
+    Writes go through a plain (blocking) connection per thread-safe call, never through
+    dbos_trio, so what the table says is independent of the library's bookkeeping. On
+    PostgreSQL the table is ``public.side_effects`` in the test's database, its times the
+    server's ``clock_timestamp()``; on SQLite it lives in a file of its own next to the
+    system database (so step bodies never take the executor's write lock), its times epoch
+    seconds. Either way times compare with each other, which is all they are used for.
     """
 
-    DDL = (
-        "CREATE TABLE IF NOT EXISTS public.side_effects ("
-        " id bigserial PRIMARY KEY, workflow_id text, label text, pid int, value text,"
-        " started timestamptz NOT NULL DEFAULT clock_timestamp(), ended timestamptz)"
-    )
-
     def __init__(self, url: str) -> None:
-        self.url = url
+        if backend_of(url) == "postgres":
+            self.url, self.table, self.now = url, "public.side_effects", "clock_timestamp()"
+            self.columns = "id bigserial PRIMARY KEY, started timestamptz NOT NULL DEFAULT "
+            self.columns += f"{self.now}, ended timestamptz"
+        else:
+            self.url, self.table = url + "-side-effects", "side_effects"
+            self.now = "((julianday('now') - 2440587.5) * 86400.0)"
+            self.columns = f"id INTEGER PRIMARY KEY, started REAL NOT NULL DEFAULT {self.now}"
+            self.columns += ", ended REAL"
+        self.columns += ", workflow_id text, label text, pid int, value text"
 
     def create(self) -> None:
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(self.DDL)
+        run_blocking(self.url, f"CREATE TABLE IF NOT EXISTS {self.table} ({self.columns})")
 
     def log(self, workflow_id: str | None, label: str, value: str | None = None) -> int:
         """Record one execution of a step body; returns the row id (blocking call)."""
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            row = conn.execute(
-                "INSERT INTO public.side_effects (workflow_id, label, pid, value) "
-                "VALUES (%s, %s, %s, %s) RETURNING id",
-                (workflow_id, label, os.getpid(), value),
-            ).fetchone()
-            assert row is not None
-            return int(row[0])
+        [(row_id,)] = run_blocking(
+            self.url,
+            f"INSERT INTO {self.table} (workflow_id, label, pid, value) "
+            "VALUES (%s, %s, %s, %s) RETURNING id",
+            workflow_id,
+            label,
+            os.getpid(),
+            value,
+        )
+        return int(row_id)
 
     def end(self, row_id: int) -> None:
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(
-                "UPDATE public.side_effects SET ended = clock_timestamp() WHERE id = %s", (row_id,)
-            )
+        run_blocking(self.url, f"UPDATE {self.table} SET ended = {self.now} WHERE id = %s", row_id)
 
     async def rows(self, where: str = "TRUE", *params: Any) -> list[tuple[Any, ...]]:
         """(workflow_id, label, pid, value, started, ended) rows, in insertion order."""
         return await query(
             self.url,
-            "SELECT workflow_id, label, pid, value, started, ended FROM public.side_effects "
-            f"WHERE {where} ORDER BY id",
+            "SELECT workflow_id, label, pid, value, started, ended FROM "
+            f"{self.table} WHERE {where} ORDER BY id",
             *params,
         )
 
     async def count(self, label: str) -> int:
-        rows = await query(
-            self.url, "SELECT count(*) FROM public.side_effects WHERE label = %s", label
-        )
+        rows = await query(self.url, f"SELECT count(*) FROM {self.table} WHERE label = %s", label)
         return int(rows[0][0])
 
 

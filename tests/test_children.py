@@ -10,7 +10,6 @@ from dbos_fixtures import (
     dbos_url,
     execute,
     make_dbos,
-    migrated_template,
     reexecute,
     status_row,
     steps_of,
@@ -24,7 +23,7 @@ from dbos_trio import (
     WorkflowHandle,
 )
 
-__all__ = ["dbos_url", "make_dbos", "migrated_template"]
+__all__ = ["dbos_url", "make_dbos"]
 
 MakeDBOS = Callable[..., DBOS]
 
@@ -126,7 +125,7 @@ async def test_a_replayed_parent_does_not_run_its_children_again(
         # the children's stored outcomes awaited: no child runs again.
         await execute(
             dbos_url,
-            "DELETE FROM dbos.operation_outputs "
+            "DELETE FROM {t}operation_outputs "
             "WHERE workflow_uuid = 'parent-3' AND function_name = 'DBOS.getResult'",
         )
         assert await reexecute(dbos, dbos_url, parent, "parent-3") == "Astarted"
@@ -276,14 +275,14 @@ async def test_get_result_inside_a_workflow_on_a_cancelled_workflow_records_the_
             await target()
         await execute(
             dbos_url,
-            "UPDATE dbos.workflow_status SET status = 'CANCELLED' WHERE workflow_uuid = 'target-1'",
+            "UPDATE {t}workflow_status SET status = 'CANCELLED' WHERE workflow_uuid = 'target-1'",
         )
         with SetWorkflowID("waiter-1"):
             assert await waiter("target-1") == "cancelled (13)"
         # The checkpoint wins over the current row on replay.
         await execute(
             dbos_url,
-            "UPDATE dbos.workflow_status SET status = 'SUCCESS' WHERE workflow_uuid = 'target-1'",
+            "UPDATE {t}workflow_status SET status = 'SUCCESS' WHERE workflow_uuid = 'target-1'",
         )
         assert await reexecute(dbos, dbos_url, waiter, "waiter-1") == "cancelled (13)"
         steps = await dbos.list_workflow_steps("waiter-1")
@@ -405,7 +404,7 @@ async def test_wait_first_inside_a_workflow_is_checkpointed_as_wait_first(
         # On replay the recorded winner comes back even though both have finished now.
         await execute(
             dbos_url,
-            "UPDATE dbos.workflow_status SET created_at = 0 WHERE workflow_uuid = 'caller-1-1'",
+            "UPDATE {t}workflow_status SET created_at = 0 WHERE workflow_uuid = 'caller-1-1'",
         )
         assert await reexecute(dbos, dbos_url, caller, "caller-1") == "fastslow"
 

@@ -13,7 +13,6 @@ import pytest
 from dbos_fixtures import (
     dbos_url,
     make_dbos,
-    migrated_template,
     reexecute,
     status_row,
     steps_of,
@@ -27,7 +26,7 @@ from dbos_trio import (
     SetWorkflowID,
 )
 
-__all__ = ["dbos_url", "make_dbos", "migrated_template"]
+__all__ = ["dbos_url", "make_dbos"]
 
 MakeDBOS = Callable[..., DBOS]
 

@@ -17,7 +17,6 @@ import trio
 from time_fixtures import (
     Stopwatch,
     db_url,
-    migrated_template,
     new_dbos,
     notify,
     query,
@@ -31,7 +30,7 @@ from time_fixtures import (
 from dbos_trio import DBOS, DBOSException, SetWorkflowID
 from dbos_trio.sysdb.wakeups import event_key
 
-__all__ = ["db_url", "migrated_template", "new_dbos", "notify"]
+__all__ = ["db_url", "new_dbos", "notify"]
 
 
 async def test_events_set_from_a_workflow_and_its_steps_are_read_inside_and_outside_workflows(
@@ -81,7 +80,7 @@ async def test_events_set_from_a_workflow_and_its_steps_are_read_inside_and_outs
         # One history row per (step id, key): the step's two writes share id 4.
         history = await query(
             db_url,
-            "SELECT function_id, key FROM dbos.workflow_events_history "
+            "SELECT function_id, key FROM {t}workflow_events_history "
             "WHERE workflow_uuid = %s ORDER BY function_id",
             workflow_id,
         )
@@ -121,13 +120,13 @@ async def test_the_latest_value_wins_and_history_keeps_every_step(
         assert await dbos.get_event(handle.workflow_id, "step_key") == "v2"
         latest = await query(
             db_url,
-            "SELECT key FROM dbos.workflow_events WHERE workflow_uuid = %s ORDER BY key",
+            "SELECT key FROM {t}workflow_events WHERE workflow_uuid = %s ORDER BY key",
             handle.workflow_id,
         )
         assert latest == [("step_key",), ("wf_key",)]
         history = await query(
             db_url,
-            "SELECT function_id, key FROM dbos.workflow_events_history "
+            "SELECT function_id, key FROM {t}workflow_events_history "
             "WHERE workflow_uuid = %s ORDER BY function_id",
             handle.workflow_id,
         )
@@ -161,7 +160,7 @@ async def test_a_get_event_timeout_inside_a_workflow_is_checkpointed_and_replays
         # Nothing found is recorded as an encoded None, as dbos 3.4 records (and expects) it.
         [(output, serialization)] = await query(
             db_url,
-            "SELECT output, serialization FROM dbos.operation_outputs "
+            "SELECT output, serialization FROM {t}operation_outputs "
             "WHERE workflow_uuid = %s AND function_id = 1",
             handle.workflow_id,
         )

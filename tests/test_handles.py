@@ -11,7 +11,6 @@ from dbos_fixtures import (
     dbos_url,
     execute,
     make_dbos,
-    migrated_template,
     status_row,
 )
 
@@ -24,7 +23,7 @@ from dbos_trio import (
 )
 from dbos_trio._serialization import PickleSerializer
 
-__all__ = ["dbos_url", "make_dbos", "migrated_template"]
+__all__ = ["dbos_url", "make_dbos"]
 
 MakeDBOS = Callable[..., DBOS]
 
@@ -55,7 +54,7 @@ async def test_handles_return_or_raise_what_each_terminal_status_means(
                 await succeed(0)
             await execute(
                 dbos_url,
-                "UPDATE dbos.workflow_status SET status = %s WHERE workflow_uuid = %s",
+                "UPDATE {t}workflow_status SET status = %s WHERE workflow_uuid = %s",
                 status,
                 workflow_id,
             )
@@ -218,7 +217,7 @@ async def test_a_result_recorded_elsewhere_is_found_by_polling(
         # A PENDING row owned by another executor, as if that process were running it.
         await execute(
             dbos_url,
-            "INSERT INTO dbos.workflow_status (workflow_uuid, status, name, executor_id, "
+            "INSERT INTO {t}workflow_status (workflow_uuid, status, name, executor_id, "
             "owner_xid, created_at, updated_at) VALUES ('remote-1', 'PENDING', %s, 'other', "
             "'other-token', 0, 0)",
             remote.__qualname__,
@@ -236,13 +235,13 @@ async def test_a_result_recorded_elsewhere_is_found_by_polling(
                 assert results == []
                 await execute(
                     dbos_url,
-                    "INSERT INTO dbos.workflow_output (workflow_uuid, output) "
+                    "INSERT INTO {t}workflow_output (workflow_uuid, output) "
                     "VALUES ('remote-1', %s)",
                     PickleSerializer().serialize("from elsewhere"),
                 )
                 await execute(
                     dbos_url,
-                    "UPDATE dbos.workflow_status SET status = 'SUCCESS', "
+                    "UPDATE {t}workflow_status SET status = 'SUCCESS', "
                     "serialization = 'py_pickle' WHERE workflow_uuid = 'remote-1'",
                 )
         # Calling it by id waits on the same stored outcome instead of running it.

@@ -2,7 +2,8 @@
 
 Messages are observed in the ``notifications`` table (consumed, not deleted), replays are
 real re-executions of the body from its stored checkpoints (``reexecute``), and every
-test that waits runs with LISTEN/NOTIFY on and off.
+test that waits runs with LISTEN/NOTIFY on and off (SQLite, which has no LISTEN, runs
+the polling mode only).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from time_fixtures import (
     Stopwatch,
     db_url,
     launch,
-    migrated_template,
     new_dbos,
     notify,
     query,
@@ -38,7 +38,7 @@ from dbos_trio import (
 from dbos_trio.sysdb.records import NULL_TOPIC
 from dbos_trio.sysdb.wakeups import message_key
 
-__all__ = ["db_url", "migrated_template", "new_dbos", "notify"]
+__all__ = ["db_url", "new_dbos", "notify"]
 
 
 async def test_topics_are_separate_queues_and_each_is_fifo(
@@ -85,7 +85,7 @@ async def test_topics_are_separate_queues_and_each_is_fifo(
         rows = await query(
             db_url,
             "SELECT message_uuid, topic, consumed, consumed_by_function_id "
-            "FROM dbos.notifications WHERE destination_uuid = %s ORDER BY created_at_epoch_ms",
+            "FROM {t}notifications WHERE destination_uuid = %s ORDER BY created_at_epoch_ms",
             dest,
         )
         assert [(r[1], r[2], r[3]) for r in rows] == [
@@ -181,7 +181,7 @@ async def test_send_to_a_missing_workflow_raises_and_inside_a_workflow_replays_t
             await destination()
         assert await reexecute(dbos, db_url, sender, handle.workflow_id) == "missing"
         assert await query(
-            db_url, "SELECT count(*) FROM dbos.notifications WHERE destination_uuid = %s", missing
+            db_url, "SELECT count(*) FROM {t}notifications WHERE destination_uuid = %s", missing
         ) == [(0,)]
 
 
@@ -226,7 +226,7 @@ async def test_a_recv_timeout_returns_none_and_a_replay_returns_none_at_once(
         # refuses to replay: "No output recorded in the last recv").
         [(output, serialization)] = await query(
             db_url,
-            "SELECT output, serialization FROM dbos.operation_outputs "
+            "SELECT output, serialization FROM {t}operation_outputs "
             "WHERE workflow_uuid = %s AND function_id = 1",
             handle.workflow_id,
         )
@@ -241,7 +241,7 @@ async def test_a_recv_timeout_returns_none_and_a_replay_returns_none_at_once(
         assert runs == 2
         rows = await query(
             db_url,
-            "SELECT consumed, consumed_by_function_id FROM dbos.notifications "
+            "SELECT consumed, consumed_by_function_id FROM {t}notifications "
             "WHERE destination_uuid = %s",
             handle.workflow_id,
         )
@@ -296,7 +296,7 @@ async def test_messages_are_marked_consumed_by_the_receiving_step_not_deleted(
         assert await handle.get_result() == ["a", "b"]
         rows = await query(
             db_url,
-            "SELECT message, consumed, consumed_by_function_id FROM dbos.notifications "
+            "SELECT message, consumed, consumed_by_function_id FROM {t}notifications "
             "WHERE destination_uuid = %s ORDER BY created_at_epoch_ms",
             handle.workflow_id,
         )
@@ -310,7 +310,7 @@ async def test_messages_are_marked_consumed_by_the_receiving_step_not_deleted(
         assert await reexecute(dbos, db_url, receiver, handle.workflow_id) == ["a", "b"]
         unconsumed = await query(
             db_url,
-            "SELECT count(*) FROM dbos.notifications WHERE destination_uuid = %s AND NOT consumed",
+            "SELECT count(*) FROM {t}notifications WHERE destination_uuid = %s AND NOT consumed",
             handle.workflow_id,
         )
         assert unconsumed == [(1,)]
@@ -353,7 +353,7 @@ async def test_an_idempotency_key_makes_one_message_however_often_the_send_is_re
             assert await handle.get_result() == f"from-{how}-None"
             rows = await query(
                 db_url,
-                "SELECT message_uuid FROM dbos.notifications WHERE destination_uuid = %s",
+                "SELECT message_uuid FROM {t}notifications WHERE destination_uuid = %s",
                 handle.workflow_id,
             )
             assert rows == [(f"{key}::{handle.workflow_id}",)]
@@ -463,7 +463,7 @@ async def test_a_recv_cancelled_by_the_bodys_own_scope_is_abandoned_and_the_body
         assert (3, "DBOS.recv") in steps
         rows = await query(
             db_url,
-            "SELECT consumed_by_function_id FROM dbos.notifications WHERE destination_uuid = %s",
+            "SELECT consumed_by_function_id FROM {t}notifications WHERE destination_uuid = %s",
             handle.workflow_id,
         )
         assert rows == [(3,)]
@@ -500,13 +500,13 @@ async def test_cancelling_a_caller_blocked_in_recv_leaves_the_workflow_pending_f
         await trio.sleep(0.2)
         assert await query(
             db_url,
-            "SELECT consumed FROM dbos.notifications WHERE destination_uuid = %s",
+            "SELECT consumed FROM {t}notifications WHERE destination_uuid = %s",
             workflow_id,
         ) == [(False,)]
         assert await reexecute(dbos, db_url, receiver, workflow_id) == "for-recovery"
         assert await query(
             db_url,
-            "SELECT consumed, consumed_by_function_id FROM dbos.notifications "
+            "SELECT consumed, consumed_by_function_id FROM {t}notifications "
             "WHERE destination_uuid = %s",
             workflow_id,
         ) == [(True, 1)]
@@ -540,7 +540,7 @@ async def test_concurrent_receives_are_numbered_in_call_order_so_replays_match(
         assert await handle.get_result() == expected
         rows = await query(
             db_url,
-            "SELECT topic, consumed_by_function_id FROM dbos.notifications "
+            "SELECT topic, consumed_by_function_id FROM {t}notifications "
             "WHERE destination_uuid = %s ORDER BY topic",
             handle.workflow_id,
         )

@@ -4,6 +4,10 @@ Two helper processes (``tests/scripts/queue_worker.py``, distinct executor ids) 
 same queue; this process only enqueues (it listens to no queue). Every execution logs its
 interval to a side table, and the test also samples the PENDING rows while the work runs:
 the global cap bounds both, and each process's worker concurrency bounds its own share.
+
+PostgreSQL only (``postgres_only``): several OS processes claiming from one queue at once
+(``SKIP LOCKED``/``NOWAIT`` contention between executors); on SQLite claims take turns
+behind the file's one write lock.
 """
 
 from __future__ import annotations
@@ -15,20 +19,20 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
+from backends import postgres_only
 from queue_apps import App, build_app
 from queue_fixtures import (
     Script,
     SideTable,
     dbos_url,
     max_overlap,
-    migrated_template,
     query,
     start_script,
 )
 
 from dbos_trio import SetEnqueueOptions
 
-__all__ = ["dbos_url", "migrated_template"]
+__all__ = ["dbos_url", "postgres_only"]
 
 
 @asynccontextmanager
@@ -69,7 +73,7 @@ async def enqueue_and_watch(
             while not done:
                 rows = await query(
                     url,
-                    "SELECT count(*) FROM dbos.workflow_status "
+                    "SELECT count(*) FROM {t}workflow_status "
                     "WHERE queue_name = %s AND status = 'PENDING'",
                     queue,
                 )
@@ -109,7 +113,7 @@ async def test_global_concurrency_holds_across_two_processes_each_within_its_wor
     assert peak_pending <= 3
     executors = await query(
         dbos_url,
-        "SELECT DISTINCT executor_id FROM dbos.workflow_status WHERE queue_name = 'shared'",
+        "SELECT DISTINCT executor_id FROM {t}workflow_status WHERE queue_name = 'shared'",
     )
     assert sorted(e for (e,) in executors) == ["worker-1", "worker-2"]
 

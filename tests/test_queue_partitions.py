@@ -19,14 +19,13 @@ from queue_fixtures import (
     dbos_url,
     execute,
     max_overlap,
-    migrated_template,
     query,
     wait_until,
 )
 
 from dbos_trio import DBOSException, SetEnqueueOptions, SetWorkflowID
 
-__all__ = ["dbos_url", "migrated_template"]
+__all__ = ["dbos_url"]
 
 FAST = 0.05
 
@@ -84,7 +83,7 @@ async def test_partition_concurrency_counts_other_executors_pending_rows_in_that
     )
     await execute(
         dbos_url,
-        "INSERT INTO dbos.workflow_status (workflow_uuid, status, name, queue_name, executor_id, "
+        "INSERT INTO {t}workflow_status (workflow_uuid, status, name, queue_name, executor_id, "
         "application_name, application_version, queue_partition_key) "
         "VALUES ('them-a', 'PENDING', 'qa.elsewhere', 'parts', 'them', 'wf-tests', 'v1', 'a')",
     )
@@ -97,7 +96,7 @@ async def test_partition_concurrency_counts_other_executors_pending_rows_in_that
         assert (await blocked.get_status()).status == "ENQUEUED"
         await execute(
             dbos_url,
-            "UPDATE dbos.workflow_status SET status = 'SUCCESS' WHERE workflow_uuid = 'them-a'",
+            "UPDATE {t}workflow_status SET status = 'SUCCESS' WHERE workflow_uuid = 'them-a'",
         )
         await blocked.get_result()
 
@@ -161,7 +160,7 @@ async def test_a_partition_limiter_spaces_the_starts_of_each_partition_independe
     rows = await query(
         dbos_url,
         "SELECT queue_partition_key, started_at_epoch_ms, rate_limited "
-        "FROM dbos.workflow_status ORDER BY started_at_epoch_ms",
+        "FROM {t}workflow_status ORDER BY started_at_epoch_ms",
     )
     starts: dict[str, list[int]] = defaultdict(list)
     for partition, started, limited in rows:
@@ -201,7 +200,7 @@ async def test_a_partitioned_queue_needs_a_key_and_an_unpartitioned_one_refuses_
         assert retrieved is not None
         with pytest.raises(DBOSException, match="queue_partition_key"):
             await retrieved.enqueue(app.hold, 0.0)
-    assert await query(dbos_url, "SELECT count(*) FROM dbos.workflow_status") == [(0,)]
+    assert await query(dbos_url, "SELECT count(*) FROM {t}workflow_status") == [(0,)]
 
 
 async def test_every_partition_is_served_promptly_without_waiting_for_the_poll(
@@ -222,7 +221,7 @@ async def test_every_partition_is_served_promptly_without_waiting_for_the_poll(
         async def all_done() -> bool:
             rows = await query(
                 dbos_url,
-                "SELECT count(*) FROM dbos.workflow_status WHERE status = 'SUCCESS'",
+                "SELECT count(*) FROM {t}workflow_status WHERE status = 'SUCCESS'",
             )
             return bool(rows[0][0] == 20)
 

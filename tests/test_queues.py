@@ -21,7 +21,6 @@ from queue_fixtures import (
     dbos_url,
     execute,
     max_overlap,
-    migrated_template,
     query,
     status_row,
     wait_until,
@@ -46,7 +45,7 @@ from dbos_trio.core.admission import (
 )
 from dbos_trio.sysdb.postgres.queries import Queries
 
-__all__ = ["dbos_url", "migrated_template"]
+__all__ = ["dbos_url"]
 
 INTERNAL_QUEUE = "_dbos_internal_queue"
 FAST = 0.05  # polling interval for queues under test
@@ -75,7 +74,7 @@ async def insert_foreign_row(
     """A row another executor owns (its workflow runs elsewhere; nothing here touches it)."""
     await execute(
         url,
-        "INSERT INTO dbos.workflow_status (workflow_uuid, status, name, queue_name, "
+        "INSERT INTO {t}workflow_status (workflow_uuid, status, name, queue_name, "
         "executor_id, application_name, application_version, queue_partition_key, "
         "started_at_epoch_ms, rate_limited, owner_xid) "
         "VALUES (%s, %s, 'qa.elsewhere', %s, 'them', %s, 'v1', %s, %s, %s, 'their-token')",
@@ -92,7 +91,7 @@ async def insert_foreign_row(
 async def statuses(url: str, prefix: str) -> dict[str, str]:
     rows = await query(
         url,
-        "SELECT workflow_uuid, status FROM dbos.workflow_status WHERE workflow_uuid LIKE %s",
+        "SELECT workflow_uuid, status FROM {t}workflow_status WHERE workflow_uuid LIKE %s",
         prefix + "%",
     )
     return dict(rows)
@@ -128,9 +127,9 @@ async def test_register_queue_upserts_its_row_at_launch_with_the_configured_colu
         "partition_concurrency, partition_worker_concurrency, partition_rate_limit_max, "
         "partition_rate_limit_period_sec"
     )
-    assert await query(dbos_url, "SELECT count(*) FROM dbos.queues") == [(0,)]
+    assert await query(dbos_url, "SELECT count(*) FROM {t}queues") == [(0,)]
     async with app.dbos.launched():
-        rows = await query(dbos_url, f"SELECT {columns} FROM dbos.queues ORDER BY name")
+        rows = await query(dbos_url, f"SELECT {columns} FROM {{t}}queues ORDER BY name")
         listed = {q.name: q.config for q in await app.dbos.list_queues()}
         retrieved = await app.dbos.retrieve_queue("orders")
     assert rows == [
@@ -150,7 +149,7 @@ async def test_register_queue_upserts_its_row_at_launch_with_the_configured_colu
         pass
     assert await query(
         dbos_url,
-        "SELECT concurrency, worker_concurrency, rate_limit_max FROM dbos.queues "
+        "SELECT concurrency, worker_concurrency, rate_limit_max FROM {t}queues "
         "WHERE name = 'orders'",
     ) == [(None, 7, None)]
 
@@ -160,7 +159,7 @@ async def test_registering_a_queue_another_application_owns_fails_at_launch(
 ) -> None:
     await execute(
         dbos_url,
-        "INSERT INTO dbos.queues (name, application_name, worker_concurrency) "
+        "INSERT INTO {t}queues (name, application_name, worker_concurrency) "
         "VALUES ('orders', 'other-app', 9)",
     )
     app = build_app(
@@ -170,9 +169,9 @@ async def test_registering_a_queue_another_application_owns_fails_at_launch(
         async with app.dbos.launched():
             pytest.fail("launch should have failed")
     assert not app.dbos.is_launched
-    assert await query(
-        dbos_url, "SELECT application_name, worker_concurrency FROM dbos.queues"
-    ) == [("other-app", 9)]
+    assert await query(dbos_url, "SELECT application_name, worker_concurrency FROM {t}queues") == [
+        ("other-app", 9)
+    ]
 
 
 # --- concurrency ----------------------------------------------------------------------
@@ -205,7 +204,7 @@ async def test_global_concurrency_counts_pending_rows_of_every_executor(dbos_url
 
         await execute(
             dbos_url,
-            "UPDATE dbos.workflow_status SET status = 'SUCCESS' WHERE workflow_uuid = 'them-1'",
+            "UPDATE {t}workflow_status SET status = 'SUCCESS' WHERE workflow_uuid = 'them-1'",
         )
         await wait_until(lambda: blocked(2), what="the freed slot to be used")
         await trio.sleep(0.3)
@@ -249,7 +248,7 @@ async def test_a_changed_queues_row_takes_effect_at_the_workers_next_poll(dbos_u
         await trio.sleep(0.3)
         assert await side.count("step2") == 1
         # Another executor (or an operator) raises the limit in the shared table.
-        await execute(dbos_url, "UPDATE dbos.queues SET worker_concurrency = 3 WHERE name = 'dyn'")
+        await execute(dbos_url, "UPDATE {t}queues SET worker_concurrency = 3 WHERE name = 'dyn'")
         await wait_until(lambda: _count_is(side, "step2", 3), timeout=5)
         release.set()
         for handle in handles:
@@ -313,7 +312,7 @@ async def test_a_limiter_allows_n_starts_per_period_counting_finished_rate_limit
         assert [await h.get_result() for h in handles] == list(range(5))
     rows = await query(
         dbos_url,
-        "SELECT started_at_epoch_ms, rate_limited FROM dbos.workflow_status "
+        "SELECT started_at_epoch_ms, rate_limited FROM {t}workflow_status "
         "WHERE queue_name = 'rl' ORDER BY started_at_epoch_ms",
     )
     assert all(limited for _, limited in rows)
@@ -362,7 +361,7 @@ async def test_priority_runs_lower_numbers_first_and_fifo_within_a_priority(
             await trio.sleep(0.002)
         rows = await query(
             dbos_url,
-            "SELECT priority FROM dbos.workflow_status WHERE name = 'qa.record' "
+            "SELECT priority FROM {t}workflow_status WHERE name = 'qa.record' "
             "ORDER BY created_at, workflow_uuid",
         )
         assert sorted(r[0] for r in rows) == [0, 1, 1, 1, 5, 5, 2**31 - 1]
@@ -567,7 +566,7 @@ async def test_rows_of_another_version_wait_and_versionless_rows_run_only_on_the
     # A newer version of this application exists: v1 is not the latest.
     await execute(
         dbos_url,
-        "INSERT INTO dbos.application_versions (version_id, version_name, version_timestamp, "
+        "INSERT INTO {t}application_versions (version_id, version_name, version_timestamp, "
         "application_name) VALUES ('newer', 'v2', %s, %s)",
         int(time.time() * 1000) + 3_600_000,
         APP_NAME,
@@ -582,7 +581,7 @@ async def test_rows_of_another_version_wait_and_versionless_rows_run_only_on_the
         assert (await status_row(dbos_url, "old"))["application_version"] == "v0"
         await execute(
             dbos_url,
-            "UPDATE dbos.workflow_status SET application_version = NULL "
+            "UPDATE {t}workflow_status SET application_version = NULL "
             "WHERE workflow_uuid = 'versionless'",
         )
         assert await (await app.dbos.retrieve_workflow("mine")).get_result()
@@ -590,7 +589,7 @@ async def test_rows_of_another_version_wait_and_versionless_rows_run_only_on_the
         assert (await status_row(dbos_url, "versionless"))["status"] == "ENQUEUED"
 
         # v1 becomes the latest again: the next sweep notices, and the row runs as v1.
-        await execute(dbos_url, "DELETE FROM dbos.application_versions WHERE version_id = 'newer'")
+        await execute(dbos_url, "DELETE FROM {t}application_versions WHERE version_id = 'newer'")
         handle = await app.dbos.retrieve_workflow("versionless")
         with trio.fail_after(5):
             assert await handle.get_result() == expected_three_steps(3, "t")
@@ -724,7 +723,7 @@ async def test_an_out_of_range_priority_is_refused_before_anything_is_written(
                 SetEnqueueOptions(priority=priority),
             ):
                 await app.queues["q"].enqueue(app.three_steps, 1)
-    assert await query(dbos_url, "SELECT count(*) FROM dbos.workflow_status") == [(0,)]
+    assert await query(dbos_url, "SELECT count(*) FROM {t}workflow_status") == [(0,)]
 
 
 async def test_enqueue_refuses_bad_options_before_writing_a_row(dbos_url: str) -> None:
@@ -747,7 +746,7 @@ async def test_enqueue_refuses_bad_options_before_writing_a_row(dbos_url: str) -
             SetEnqueueOptions(duplication_policy="ignore"),  # type: ignore[arg-type]
         ):
             await app.queues["q"].enqueue(app.three_steps, 1)
-    assert await query(dbos_url, "SELECT count(*) FROM dbos.workflow_status") == [(0,)]
+    assert await query(dbos_url, "SELECT count(*) FROM {t}workflow_status") == [(0,)]
 
 
 async def test_enqueueing_on_an_unknown_queue_writes_a_row_that_waits_for_the_queue(
@@ -765,7 +764,7 @@ async def test_enqueueing_on_an_unknown_queue_writes_a_row_that_waits_for_the_qu
         assert (row["status"], row["queue_name"]) == ("ENQUEUED", "not-yet")
         await execute(
             dbos_url,
-            "INSERT INTO dbos.queues (name, application_name, polling_interval_sec) "
+            "INSERT INTO {t}queues (name, application_name, polling_interval_sec) "
             "VALUES ('not-yet', %s, 0.05)",
             APP_NAME,
         )
@@ -785,7 +784,7 @@ async def test_a_stored_queue_row_no_registration_would_accept_does_not_stop_the
     async with app.dbos.launched():
         await execute(
             dbos_url,
-            "INSERT INTO dbos.queues (name, application_name, rate_limit_max, "
+            "INSERT INTO {t}queues (name, application_name, rate_limit_max, "
             "rate_limit_period_sec, polling_interval_sec) VALUES ('closed', %s, 0, 1.0, 0)",
             APP_NAME,
         )
@@ -835,6 +834,7 @@ def test_the_local_budget_is_the_tightest_of_worker_and_partition_worker_concurr
     assert local_budget(config, counts, "a") == 2
 
 
+@pytest.mark.postgres_only("the plan (EXPLAIN) of PostgreSQL's claim statement")
 async def test_the_claim_looks_up_its_rows_by_primary_key_behind_a_large_backlog(
     dbos_url: str,
 ) -> None:
@@ -842,7 +842,7 @@ async def test_the_claim_looks_up_its_rows_by_primary_key_behind_a_large_backlog
     the plan of every claim shape reads no table sequentially."""
     await execute(
         dbos_url,
-        "INSERT INTO dbos.workflow_status (workflow_uuid, status, name, queue_name, "
+        "INSERT INTO {t}workflow_status (workflow_uuid, status, name, queue_name, "
         "application_name, application_version, created_at, queue_partition_key) "
         "SELECT 'w' || g, 'ENQUEUED', 'qa.noop', 'q', %s, 'v1', g, 'k' || (g %% 7) "
         "FROM generate_series(1, 5000) AS g",
@@ -850,11 +850,11 @@ async def test_the_claim_looks_up_its_rows_by_primary_key_behind_a_large_backlog
     )
     await execute(
         dbos_url,
-        "INSERT INTO dbos.workflow_input (workflow_uuid, inputs) "
-        "SELECT workflow_uuid, 'x' FROM dbos.workflow_status",
+        "INSERT INTO {t}workflow_input (workflow_uuid, inputs) "
+        "SELECT workflow_uuid, 'x' FROM {t}workflow_status",
     )
-    await execute(dbos_url, "ANALYZE dbos.workflow_status")
-    await execute(dbos_url, "ANALYZE dbos.workflow_input")
+    await execute(dbos_url, "ANALYZE {t}workflow_status")
+    await execute(dbos_url, "ANALYZE {t}workflow_input")
     claim = Queries("dbos").claim
     for consistent, partitioned in ((False, False), (True, False), (True, True)):
         statement = claim.replace("{lock}", "NOWAIT" if consistent else "SKIP LOCKED").replace(

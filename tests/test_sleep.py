@@ -22,7 +22,6 @@ from queue_fixtures import start_script
 from time_fixtures import (
     Stopwatch,
     db_url,
-    migrated_template,
     new_dbos,
     query,
     reexecute,
@@ -34,7 +33,7 @@ from time_fixtures import (
 
 from dbos_trio import DBOS, DBOSException, SetWorkflowID
 
-__all__ = ["db_url", "migrated_template", "new_dbos"]
+__all__ = ["db_url", "new_dbos"]
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 
@@ -52,7 +51,7 @@ async def sleep_checkpoint(url: str, workflow_id: str) -> tuple[Any, ...] | None
     rows = await query(
         url,
         "SELECT function_id, output, serialization, started_at_epoch_ms, completed_at_epoch_ms "
-        "FROM dbos.operation_outputs WHERE workflow_uuid = %s AND function_name = 'DBOS.sleep'",
+        "FROM {t}operation_outputs WHERE workflow_uuid = %s AND function_name = 'DBOS.sleep'",
         workflow_id,
     )
     return rows[0] if rows else None
@@ -201,7 +200,7 @@ async def test_sleeps_started_concurrently_are_numbered_in_call_order(
             await handle.get_result()
             rows = await query(
                 db_url,
-                "SELECT function_id, output FROM dbos.operation_outputs "
+                "SELECT function_id, output FROM {t}operation_outputs "
                 "WHERE workflow_uuid = %s ORDER BY function_id",
                 handle.workflow_id,
             )

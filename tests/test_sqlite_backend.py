@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 import pytest
 import trio
-from backends import backend_of, postgres_template, query, sqlite_template, system_database_url
+from backends import backend_of, query
 
 from dbos_trio import (
     DBOS,
@@ -47,8 +47,6 @@ from dbos_trio.sysdb.sqlite import migrate
 from dbos_trio.sysdb.sqlite.backend import SQLiteSystemDatabase
 from dbos_trio.sysdb.wakeups import WakeupRegistry, message_key
 from dbos_trio.testing import sqlite_url
-
-__all__ = ["postgres_template", "sqlite_template", "system_database_url"]
 
 APP = "app"
 T0 = 1_000_000

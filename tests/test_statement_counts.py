@@ -9,6 +9,9 @@ not of time. Two independent counters:
   every commit), which is exact for this process;
 * ``pg_stat_database.xact_commit`` of the test's own database, read after the executor's
   connections have closed (a backend flushes its statistics when it exits).
+
+PostgreSQL only (``postgres_only``): both counters are PostgreSQL's — the instrumented
+psycopg driver and ``pg_stat_database`` — so nothing here runs on SQLite.
 """
 
 from __future__ import annotations
@@ -17,12 +20,12 @@ from collections.abc import Callable
 from typing import Any
 
 import trio
+from backends import postgres_only
 from dbos_fixtures import (
     Counts,
     StatementCounter,
     dbos_url,
     make_dbos,
-    migrated_template,
     query,
     reexecute,
     statement_counter,
@@ -33,7 +36,7 @@ from psycopg.conninfo import conninfo_to_dict
 from dbos_trio import DBOS, SetWorkflowID
 from dbos_trio.sysdb.postgres.driver import connect
 
-__all__ = ["dbos_url", "make_dbos", "migrated_template", "statement_counter"]
+__all__ = ["dbos_url", "make_dbos", "postgres_only", "statement_counter"]
 
 MakeDBOS = Callable[..., DBOS]
 
@@ -160,7 +163,7 @@ async def test_pg_stat_database_counts_at_most_twelve_commits_per_ten_step_workf
 
     baseline = await session(0)
     measured = await session(runs)
-    rows = await query(dbos_url, "SELECT count(*) FROM dbos.operation_outputs")
+    rows = await query(dbos_url, "SELECT count(*) FROM {t}operation_outputs")
     assert rows[0][0] == 10 * (runs + 2)
     # Background tasks poll on a timer, so the longer session may show a poll or two more:
     # a slack of 3 commits in total (0.15 per workflow). One extra commit per workflow

@@ -15,7 +15,6 @@ from dbos_fixtures import (
     count_rows,
     dbos_url,
     make_dbos,
-    migrated_template,
     reexecute,
     steps_of,
 )
@@ -29,7 +28,7 @@ from dbos_trio import (
 )
 from dbos_trio.engine import step as step_module
 
-__all__ = ["dbos_url", "make_dbos", "migrated_template"]
+__all__ = ["dbos_url", "make_dbos"]
 
 MakeDBOS = Callable[..., DBOS]
 

@@ -17,7 +17,6 @@ from time_fixtures import (
     Stopwatch,
     db_url,
     execute,
-    migrated_template,
     new_dbos,
     notify,
     query,
@@ -31,7 +30,7 @@ from time_fixtures import (
 from dbos_trio import DBOS, DBOSException, DBOSNonExistentWorkflowError, SetWorkflowID
 from dbos_trio.sysdb.wakeups import stream_key
 
-__all__ = ["db_url", "migrated_template", "new_dbos", "notify"]
+__all__ = ["db_url", "new_dbos", "notify"]
 
 
 async def read_all(dbos: DBOS, workflow_id: str, key: str) -> list[Any]:
@@ -64,7 +63,7 @@ async def test_ten_values_then_close_are_read_in_order_while_and_after_they_are_
 
         rows = await query(
             db_url,
-            'SELECT "offset", function_id, value, serialization FROM dbos.streams '
+            'SELECT "offset", function_id, value, serialization FROM {t}streams '
             'WHERE workflow_uuid = %s AND key = %s ORDER BY "offset"',
             workflow_id,
             "s",
@@ -272,7 +271,7 @@ async def test_a_workflow_reading_a_stream_checkpoints_each_value_and_the_end(
         encoded = dbos._require_executor("test").codec.encode("d", "py_pickle")
         await execute(
             db_url,
-            'INSERT INTO dbos.streams (workflow_uuid, key, value, "offset", function_id, '
+            'INSERT INTO {t}streams (workflow_uuid, key, value, "offset", function_id, '
             "serialization) VALUES (%s, 's', %s, %s, 100, 'py_pickle')",
             writer_id,
             encoded,
@@ -334,7 +333,7 @@ async def test_concurrent_writes_from_one_workflow_get_contiguous_offsets(
         assert sorted(await read_all(dbos, handle.workflow_id, "s")) == list(range(10))
         rows = await query(
             db_url,
-            'SELECT "offset", function_id FROM dbos.streams WHERE workflow_uuid = %s '
+            'SELECT "offset", function_id FROM {t}streams WHERE workflow_uuid = %s '
             'ORDER BY "offset"',
             handle.workflow_id,
         )

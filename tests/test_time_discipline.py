@@ -22,7 +22,6 @@ import trio
 import trio.testing
 from time_fixtures import (
     db_url,
-    migrated_template,
     new_dbos,
     query,
     running,
@@ -31,7 +30,7 @@ from time_fixtures import (
 
 from dbos_trio import DBOS
 
-__all__ = ["db_url", "migrated_template", "new_dbos"]
+__all__ = ["db_url", "new_dbos"]
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "dbos_trio"
 
@@ -160,7 +159,7 @@ async def test_a_durable_sleep_follows_the_trio_clock(
     assert 0.4 < real_elapsed < 2.0  # a tenth of the nominal 5 s (plus round trips)
     [(output, started_at, completed_at)] = await query(
         db_url,
-        "SELECT output, started_at_epoch_ms, completed_at_epoch_ms FROM dbos.operation_outputs "
+        "SELECT output, started_at_epoch_ms, completed_at_epoch_ms FROM {t}operation_outputs "
         "WHERE workflow_uuid = %s AND function_name = 'DBOS.sleep'",
         handle.workflow_id,
     )

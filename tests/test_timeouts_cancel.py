@@ -19,7 +19,6 @@ from time_fixtures import (
     Stopwatch,
     db_url,
     execute,
-    migrated_template,
     new_dbos,
     notify,
     query,
@@ -41,7 +40,7 @@ from dbos_trio import (
 from dbos_trio.sysdb.records import NULL_TOPIC
 from dbos_trio.sysdb.wakeups import message_key
 
-__all__ = ["db_url", "migrated_template", "new_dbos", "notify"]
+__all__ = ["db_url", "new_dbos", "notify"]
 
 
 async def assert_cancelled_without_outcome(url: str, workflow_id: str) -> dict[str, Any]:
@@ -50,7 +49,7 @@ async def assert_cancelled_without_outcome(url: str, workflow_id: str) -> dict[s
     assert row["owner_xid"] is None
     assert row["error"] is None and row["output"] is None
     stored = await query(
-        url, "SELECT output, error FROM dbos.workflow_output WHERE workflow_uuid = %s", workflow_id
+        url, "SELECT output, error FROM {t}workflow_output WHERE workflow_uuid = %s", workflow_id
     )
     assert stored in ([], [(None, None)])
     return row
@@ -159,7 +158,7 @@ async def test_a_child_may_opt_out_of_its_parents_deadline(
         assert await handle.get_result() == "child done"
         rows = await query(
             db_url,
-            "SELECT workflow_deadline_epoch_ms FROM dbos.workflow_status "
+            "SELECT workflow_deadline_epoch_ms FROM {t}workflow_status "
             "WHERE parent_workflow_id = %s",
             handle.workflow_id,
         )
@@ -194,7 +193,7 @@ async def test_the_timeout_sweep_cancels_expired_workflows_whose_executor_is_gon
         ]:
             await execute(
                 db_url,
-                "UPDATE dbos.workflow_status SET status = %s, executor_id = 'dead-executor', "
+                "UPDATE {t}workflow_status SET status = %s, executor_id = 'dead-executor', "
                 "owner_xid = 'dead-owner', application_name = %s, "
                 "workflow_deadline_epoch_ms = %s, queue_name = %s WHERE workflow_uuid = %s",
                 status,
@@ -454,13 +453,13 @@ async def test_delete_removes_a_workflow_and_everything_it_wrote(
         ):
             rows = await query(
                 db_url,
-                f"SELECT count(*) FROM dbos.{table} WHERE workflow_uuid = %s",
+                f"SELECT count(*) FROM {{t}}{table} WHERE workflow_uuid = %s",
                 handle.workflow_id,
             )
             assert rows == [(0,)], table
         assert await query(
             db_url,
-            "SELECT count(*) FROM dbos.notifications WHERE destination_uuid = %s",
+            "SELECT count(*) FROM {t}notifications WHERE destination_uuid = %s",
             handle.workflow_id,
         ) == [(0,)]
 

@@ -4,6 +4,9 @@ What other processes see is observed on a LISTEN connection of the test's own
 (:class:`NotifyWatcher`); what the listener does is observed through the waiters it wakes.
 The reconnect test kills the listener's server process with ``pg_terminate_backend``,
 found in ``pg_stat_activity`` as any operator would find it.
+
+PostgreSQL only (``postgres_only``): LISTEN/NOTIFY, its triggers and
+``pg_terminate_backend`` do not exist on SQLite, whose waiters always poll.
 """
 
 from __future__ import annotations
@@ -13,17 +16,17 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
+from backends import postgres_only
 from time_fixtures import (
     NotifyWatcher,
     Stopwatch,
-    backend_of,
     db_url,
     dbos_url,
     execute,
     listener_backend_pid,
     make_dbos,
-    migrated_template,
     new_dbos,
+    postgres_backend,
     query,
     running,
     wait_for_waiter,
@@ -41,7 +44,7 @@ from dbos_trio.sysdb.postgres.pool import Pool
 from dbos_trio.sysdb.postgres.queries import Queries
 from dbos_trio.sysdb.wakeups import WakeupRegistry, event_key, message_key, stream_key
 
-__all__ = ["db_url", "dbos_url", "make_dbos", "migrated_template", "new_dbos"]
+__all__ = ["db_url", "dbos_url", "make_dbos", "new_dbos", "postgres_only"]
 
 EVENTS = "dbos_workflow_events_channel"
 STREAMS = "dbos_streams_channel"
@@ -59,12 +62,12 @@ async def test_waiters_stretch_their_recheck_only_once_the_self_test_came_back(
     new_dbos: Callable[..., DBOS],
 ) -> None:
     async with running(new_dbos(use_listen_notify=True)) as dbos:
-        listener = backend_of(dbos).listener
+        listener = postgres_backend(dbos).listener
         assert listener is not None and listener.delivering
-        assert backend_of(dbos).recheck_interval == DELIVERING_RECHECK_SECONDS == 60.0
+        assert postgres_backend(dbos).recheck_interval == DELIVERING_RECHECK_SECONDS == 60.0
     async with running(new_dbos(use_listen_notify=False)) as dbos:
-        assert backend_of(dbos).listener is None
-        assert backend_of(dbos).recheck_interval == POLLING_RECHECK_SECONDS == 1.0
+        assert postgres_backend(dbos).listener is None
+        assert postgres_backend(dbos).recheck_interval == POLLING_RECHECK_SECONDS == 1.0
 
 
 async def test_ids_and_keys_containing_colons_are_delivered_across_processes(
@@ -113,7 +116,7 @@ async def test_after_its_backend_is_terminated_the_listener_wakes_waiters_and_de
             await writer.set_event(key, key + "-value")
 
     async with running(writer), running(reader):
-        listener = backend_of(reader).listener
+        listener = postgres_backend(reader).listener
         assert listener is not None and listener.connections == 1
         pid = listener.backend_pid
         assert pid is not None
@@ -292,7 +295,7 @@ async def test_the_listening_connection_is_visible_to_operators_and_closed_at_sh
     new_dbos: Callable[..., DBOS], db_url: str
 ) -> None:
     async with running(new_dbos(use_listen_notify=True)) as dbos:
-        listener = backend_of(dbos).listener
+        listener = postgres_backend(dbos).listener
         assert listener is not None
         assert await listener_backend_pid(db_url) == listener.backend_pid
     await wait_until(lambda: _no_listener(db_url), timeout=5)
@@ -312,7 +315,7 @@ async def test_without_the_messages_trigger_waiters_keep_re_checking_every_secon
 ) -> None:
     """A database first migrated with ``use_listen_notify=False`` has no trigger to NOTIFY
     receivers of messages: LISTEN works, but recv must not wait 60 s between looks."""
-    await execute(dbos_url, "DROP TRIGGER dbos_notifications_trigger ON dbos.notifications")
+    await execute(dbos_url, "DROP TRIGGER dbos_notifications_trigger ON {t}notifications")
     receiver_app = make_dbos(use_listen_notify=True, executor_id="receiver")
 
     @receiver_app.workflow()
@@ -323,12 +326,12 @@ async def test_without_the_messages_trigger_waiters_keep_re_checking_every_secon
         make_dbos(use_listen_notify=True, executor_id="sender").launched() as sender_app,
         receiver_app.launched(),
     ):
-        listener = backend_of(receiver_app).listener
+        listener = postgres_backend(receiver_app).listener
         assert listener is not None
         await wait_until(lambda: listener.connections == 1 and listener.backend_pid is not None)
         await trio.sleep(0.5)  # time enough for the self-test to come back
         assert not listener.delivering
-        assert backend_of(receiver_app).recheck_interval == POLLING_RECHECK_SECONDS
+        assert postgres_backend(receiver_app).recheck_interval == POLLING_RECHECK_SECONDS
         handle = await receiver_app.start_workflow(receiver)
         await wait_for_waiter(receiver_app, message_key(handle.workflow_id, "t"))
         await trio.sleep(0.1)

@@ -17,10 +17,10 @@ from dbos_fixtures import (
     count_rows,
     dbos_url,
     make_dbos,
-    migrated_template,
     query,
     reexecute,
     status_row,
+    steps_of,
 )
 
 from dbos_trio import (
@@ -31,7 +31,7 @@ from dbos_trio import (
     SetWorkflowID,
 )
 
-__all__ = ["dbos_url", "make_dbos", "migrated_template"]
+__all__ = ["dbos_url", "make_dbos"]
 
 MakeDBOS = Callable[..., DBOS]
 
@@ -73,22 +73,17 @@ class TaggedJSON:
 async def workflow_payloads(url: str, workflow_id: str) -> tuple[str, str | None, str | None]:
     rows = await query(
         url,
-        "SELECT ws.serialization, wi.inputs, wo.output FROM dbos.workflow_status ws "
-        "LEFT JOIN dbos.workflow_input wi USING (workflow_uuid) "
-        "LEFT JOIN dbos.workflow_output wo USING (workflow_uuid) WHERE workflow_uuid = %s",
+        "SELECT ws.serialization, wi.inputs, wo.output FROM {t}workflow_status ws "
+        "LEFT JOIN {t}workflow_input wi USING (workflow_uuid) "
+        "LEFT JOIN {t}workflow_output wo USING (workflow_uuid) WHERE workflow_uuid = %s",
         workflow_id,
     )
     return rows[0][0], rows[0][1], rows[0][2]
 
 
-async def step_payloads(url: str, workflow_id: str) -> list[tuple[str, str | None, str | None]]:
-    rows = await query(
-        url,
-        "SELECT serialization, output, error FROM dbos.operation_outputs "
-        "WHERE workflow_uuid = %s ORDER BY function_id",
-        workflow_id,
-    )
-    return [(r[0], r[1], r[2]) for r in rows]
+async def step_payloads(url: str, workflow_id: str) -> list[tuple[Any, ...]]:
+    """(serialization, output, error) of each checkpoint, in id order."""
+    return await steps_of(url, workflow_id, "serialization, output, error")
 
 
 def unpickle(text: str) -> Any:
@@ -240,7 +235,7 @@ async def test_a_portable_workflow_error_comes_back_as_portable_workflow_error(
 
     assert (raised.value.name, raised.value.message, str(raised.value)) == ("ValueError", "x", "x")
     rows = await query(
-        dbos_url, "SELECT error FROM dbos.workflow_output WHERE workflow_uuid = 'portable-err'"
+        dbos_url, "SELECT error FROM {t}workflow_output WHERE workflow_uuid = 'portable-err'"
     )
     envelope = json.loads(rows[0][0])
     assert envelope["name"] == "ValueError" and envelope["message"] == "x"
@@ -446,7 +441,7 @@ async def test_a_workflow_keeps_its_stored_format_when_replayed_under_another_se
         # The second checkpoint is lost (say the process crashed before it): only it runs.
         await query(
             dbos_url,
-            "DELETE FROM dbos.operation_outputs WHERE workflow_uuid = 'formats-1' "
+            "DELETE FROM {t}operation_outputs WHERE workflow_uuid = 'formats-1' "
             "AND function_id = 2",
         )
         assert await reexecute(custom_dbos, dbos_url, formats, "formats-1") == [

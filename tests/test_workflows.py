@@ -1,7 +1,8 @@
 """Durable workflows: registration, idempotent starts, replay, conflicts, context.
 
-Every test runs against its own migrated PostgreSQL database and asserts what a user can
-observe: return values, raised errors and the rows left in the system database.
+Every test runs against its own migrated system database, once on PostgreSQL and once on
+SQLite, and asserts what a user can observe: return values, raised errors and the rows
+left in the system database.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from dbos_fixtures import (
     dbos_url,
     execute,
     make_dbos,
-    migrated_template,
     reexecute,
     status_row,
     steps_of,
@@ -38,7 +38,7 @@ from dbos_trio import (
     SystemDatabaseError,
 )
 
-__all__ = ["dbos_url", "make_dbos", "migrated_template"]
+__all__ = ["dbos_url", "make_dbos"]
 
 MakeDBOS = Callable[..., DBOS]
 
@@ -493,7 +493,7 @@ async def test_an_execution_that_lost_its_row_records_nothing_and_adopts_the_own
         # Another execution takes the row over (what a recovery claim does).
         await execute(
             dbos_url,
-            "UPDATE dbos.workflow_status SET owner_xid = 'someone-else' "
+            "UPDATE {t}workflow_status SET owner_xid = 'someone-else' "
             "WHERE workflow_uuid = 'stolen-1'",
         )
         release.set()
@@ -502,7 +502,7 @@ async def test_an_execution_that_lost_its_row_records_nothing_and_adopts_the_own
         assert (await status_row(dbos_url, "stolen-1"))["status"] == "PENDING"
         await execute(
             dbos_url,
-            "UPDATE dbos.workflow_status SET status = 'CANCELLED', owner_xid = NULL "
+            "UPDATE {t}workflow_status SET status = 'CANCELLED', owner_xid = NULL "
             "WHERE workflow_uuid = 'stolen-1'",
         )
     assert len(outcome) == 1

@@ -1,20 +1,25 @@
 """Helpers for the tests of time and communication (issue 5): sleep, timeouts, messages,
 events, streams and the LISTEN/NOTIFY wakeups.
 
-* ``db_url`` / ``new_dbos``: one migrated database per test *module*, and per test a
-  :class:`DBOS` with an application name, version and executor id of its own. Recovery,
+* ``db_url`` / ``new_dbos``: one migrated database per test *module* and backend (the
+  ``module_database_url`` fixture of :mod:`backends`: each backend in turn), and per test
+  a :class:`DBOS` with an application name, version and executor id of its own. Recovery,
   the timeout sweep and dequeueing are all scoped by those, so tests sharing the database
   never touch each other's rows, and no test pays for creating and dropping a database.
   (``dbos_url``/``make_dbos`` from :mod:`dbos_fixtures` give a test a database of its own.)
 * ``notify``: a fixture parametrized over both notification modes, so every test that
-  asks for it runs once with ``use_listen_notify=True`` and once with ``False``.
+  asks for it runs once with ``use_listen_notify=True`` and once with ``False``. SQLite
+  has no LISTEN (the setting is ignored there), so its ``notify`` run is skipped: the
+  ``poll`` run covers that backend.
 * :func:`launch`: a launched :class:`DBOS` on the test's database in the given mode.
 * :func:`waiting_on` / :func:`wait_for_waiter`: whether (and when) someone in an executor
   is subscribed to a wakeup key, i.e. is blocked in ``recv``/``get_event``/``read_stream``.
-* :class:`NotifyWatcher`: a LISTEN connection of the test's own, recording every NOTIFY the
-  server delivers on the DBOS channels (what other processes would see).
-* :func:`listener_backend_pid`: the server process of an executor's LISTEN connection,
-  found in ``pg_stat_activity`` as a stranger would (not through the library).
+* :class:`NotifyWatcher` (PostgreSQL only): a LISTEN connection of the test's own,
+  recording every NOTIFY the server delivers on the DBOS channels (what other processes
+  would see).
+* :func:`listener_backend_pid` (PostgreSQL only): the server process of an executor's
+  LISTEN connection, found in ``pg_stat_activity`` as a stranger would (not through the
+  library).
 * :class:`Stopwatch`: real elapsed seconds (tests measure real latency; the library
   itself never reads the wall clock outside ``_clock.py``).
 
@@ -26,30 +31,26 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import attrs
 import pytest
 import trio
+from backends import connected
 from dbos_fixtures import (
     APP_NAME,
-    _copy_database,
-    as_url,
-    connected,
     count_rows,
     dbos_url,
     execute,
     make_dbos,
-    migrated_template,
     query,
     reexecute,
     status_row,
     steps_of,
     wait_until,
 )
-from pg_support import drop_database, url_for_database
 
 from dbos_trio import DBOS, Config
 from dbos_trio._executor import Executor
@@ -59,10 +60,9 @@ from dbos_trio.sysdb.postgres.driver import TrioConnection
 __all__ = [
     "APP_NAME",
     "CHANNELS",
+    "LISTEN_NOTIFY",
     "NotifyWatcher",
     "Stopwatch",
-    "as_url",
-    "backend_of",
     "count_rows",
     "db_url",
     "dbos_url",
@@ -71,9 +71,9 @@ __all__ = [
     "launch",
     "listener_backend_pid",
     "make_dbos",
-    "migrated_template",
     "new_dbos",
     "notify",
+    "postgres_backend",
     "query",
     "reexecute",
     "running",
@@ -88,13 +88,9 @@ CHANNELS = ("dbos_notifications_channel", "dbos_workflow_events_channel", "dbos_
 
 
 @pytest.fixture(scope="module")
-def db_url(migrated_template: str) -> Iterator[str]:
+def db_url(module_database_url: str) -> str:
     """A migrated database shared by the tests of one module, as a URL."""
-    name = _copy_database(migrated_template)
-    try:
-        yield as_url(url_for_database(name))
-    finally:
-        drop_database(name)
+    return module_database_url
 
 
 @pytest.fixture
@@ -116,9 +112,15 @@ def new_dbos(db_url: str) -> Callable[..., DBOS]:
     return make
 
 
-@pytest.fixture(params=[True, False], ids=["notify", "poll"])
+LISTEN_NOTIFY = pytest.mark.postgres_only("LISTEN/NOTIFY (SQLite always polls: see the poll run)")
+
+
+@pytest.fixture(
+    params=[pytest.param(True, id="notify", marks=LISTEN_NOTIFY), pytest.param(False, id="poll")]
+)
 def notify(request: pytest.FixtureRequest) -> bool:
-    """``use_listen_notify`` for this run of the test: both modes, one run each."""
+    """``use_listen_notify`` for this run of the test: both modes, one run each (on
+    SQLite, which ignores the setting, only the polling run)."""
     value: bool = request.param
     return value
 
@@ -139,7 +141,8 @@ async def launch(make: Callable[..., DBOS], notify: bool, **config: Any) -> Asyn
 async def running(dbos: DBOS) -> AsyncIterator[DBOS]:
     """``dbos.launched()``, entered once its listener (if any) passed its self-test."""
     async with dbos.launched():
-        listener = backend_of(dbos).listener
+        sysdb = executor_of(dbos).sysdb
+        listener = sysdb.listener if isinstance(sysdb, PostgresSystemDatabase) else None
         if listener is not None:
             await wait_until(lambda: listener.delivering, timeout=10)
         yield dbos
@@ -149,7 +152,7 @@ def executor_of(dbos: DBOS) -> Executor:
     return dbos._require_executor("a test looking inside")
 
 
-def backend_of(dbos: DBOS) -> PostgresSystemDatabase:
+def postgres_backend(dbos: DBOS) -> PostgresSystemDatabase:
     sysdb = executor_of(dbos).sysdb
     assert isinstance(sysdb, PostgresSystemDatabase)
     return sysdb

@@ -29,8 +29,8 @@ import trio
 TESTS = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(TESTS), str(TESTS.parent / "src")]
 
-from dbos_fixtures import _migrate, as_url  # noqa: E402
-from pg_support import create_database, drop_database, url_for_database  # noqa: E402
+from backends import migrate_postgres  # noqa: E402
+from pg_support import fresh_database  # noqa: E402
 
 from dbos_trio import DBOS, Config, SetWorkflowID  # noqa: E402
 from dbos_trio.sysdb.wakeups import event_key  # noqa: E402
@@ -193,10 +193,6 @@ if __name__ == "__main__":
         import os
 
         os.environ["DBOS_TEST_DATABASE_URL"] = args[0]
-    name = create_database("s6")
-    try:
-        conninfo = url_for_database(name)
-        trio.run(_migrate, conninfo)
-        print(json.dumps(trio.run(main, as_url(conninfo), rounds), indent=2))
-    finally:
-        drop_database(name)
+    with fresh_database("s6") as url:
+        trio.run(migrate_postgres, url)
+        print(json.dumps(trio.run(main, url, rounds), indent=2))
