@@ -49,8 +49,12 @@ async def test_topics_are_separate_queues_and_each_is_fifo(
 
     @dbos.workflow()
     async def sender(destination: str, topic: str) -> str:
+        # FIFO is by created_at, a millisecond clock: on PostgreSQL two messages sent
+        # within one millisecond have no defined order (SQLite keeps insertion order).
         await dbos.send(destination, "test1")
+        await trio.sleep(0.002)
         await dbos.send(destination, "test2", topic=topic)
+        await trio.sleep(0.002)
         await dbos.send(destination, "test3")
         runs["send"] += 1
         return destination
@@ -290,9 +294,9 @@ async def test_messages_are_marked_consumed_by_the_receiving_step_not_deleted(
     async with running(dbos):
         handle = await dbos.start_workflow(receiver)
         await wait_for_waiter(dbos, message_key(handle.workflow_id, "t"))
-        await dbos.send(handle.workflow_id, "a", "t")
-        await dbos.send(handle.workflow_id, "b", "t")
-        await dbos.send(handle.workflow_id, "c", "t")
+        for message in ("a", "b", "c"):
+            await dbos.send(handle.workflow_id, message, "t")
+            await trio.sleep(0.002)  # one millisecond apart: a defined order on both backends
         assert await handle.get_result() == ["a", "b"]
         rows = await query(
             db_url,

@@ -19,6 +19,7 @@ import attrs
 import pytest
 import trio
 from backends import backend_of, query
+from time_fixtures import wait_for_waiter
 
 from dbos_trio import (
     DBOS,
@@ -986,6 +987,8 @@ async def test_a_workflow_with_steps_messages_events_and_streams_ends_alike_on_b
             handle = await dbos.start_workflow(worker, 21)
         assert await dbos.get_event("both-1", "doubled", timeout_seconds=10) == 42
         assert [v async for v in dbos.read_stream("both-1", "numbers")] == [42]
+        # Sent once the workflow waits in recv, which then records its deadline (DBOS.sleep).
+        await wait_for_waiter(dbos, message_key("both-1", "go"))
         await dbos.send("both-1", 100, "go")
         assert await handle.get_result() == 142
         steps = [s.function_name for s in await dbos.list_workflow_steps("both-1")]
