@@ -56,6 +56,7 @@ from .engine import fork, management
 from .engine.outcomes import raise_or_return, wait_for_outcome
 from .engine.streams import BATCH_SIZE, CLOSED_MARKER, TERMINATION_RECHECK_SECONDS
 from .engine.workflow import check_same_workflow
+from .sysdb.protocol import SystemDatabase
 from .sysdb.records import (
     ACTIVE_STATUSES,
     DELAYED,
@@ -200,6 +201,12 @@ class Client:
     ``async with Client(url, app_name="orders") as client:`` connects, verifies the schema
     (never creating or migrating it) and, with ``use_listen_notify``, LISTENs for the
     lifetime of the block; leaving the block closes everything.
+
+    ``url`` is a ``postgresql://`` URL or the ``sqlite:///`` URL of an application's
+    embedded system database (which must exist, migrated). On SQLite ``schema``,
+    ``max_connections``, ``use_listen_notify`` and ``connect_timeout`` do not apply: the
+    client opens one connection to the file and its waits poll (writes by an application
+    in this process wake them at once, as they wake the application's own waiters).
     """
 
     def __init__(
@@ -215,11 +222,11 @@ class Client:
         connect_timeout: float = 10.0,
     ) -> None:
         if not isinstance(database_url, str) or not database_url.startswith(
-            ("postgresql://", "postgres://")
+            ("postgresql://", "postgres://", "sqlite:")
         ):
             raise DBOSInitializationError(
                 f"Client: {redact_url(database_url if isinstance(database_url, str) else None)!r}"
-                " is not a postgresql:// URL"
+                " is not a postgresql:// or sqlite:/// URL"
             )
         if not isinstance(schema, str) or not schema or len(schema) > 63:
             raise DBOSInitializationError(f"Client: schema {schema!r} is not a schema name")
@@ -266,20 +273,11 @@ class Client:
     async def __aenter__(self) -> Client:
         if self._runtime is not None or self._stack is not None:
             raise DBOSException("this Client is already open")
-        from .sysdb.postgres.backend import PostgresSystemDatabase
-
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
             try:
-                sysdb = await PostgresSystemDatabase.open(
-                    self._url,
-                    schema=self._schema,
-                    max_connections=self._max_connections,
-                    connect_timeout=self._connect_timeout,
-                    run_migrations=False,
-                    use_listen_notify=self._use_listen_notify,
-                )
+                sysdb = await self._open_system_database()
             except DBOSInitializationError as error:
                 raise DBOSInitializationError(
                     f"Client (which never creates or migrates a system database): {error}"
@@ -301,6 +299,23 @@ class Client:
             raise
         self._stack = stack
         return self
+
+    async def _open_system_database(self) -> SystemDatabase:
+        """Open and verify (never migrate) the system database the URL names."""
+        if self._url.startswith("sqlite:"):
+            from .sysdb.sqlite.backend import SQLiteSystemDatabase
+
+            return await SQLiteSystemDatabase.open(self._url, run_migrations=False)
+        from .sysdb.postgres.backend import PostgresSystemDatabase
+
+        return await PostgresSystemDatabase.open(
+            self._url,
+            schema=self._schema,
+            max_connections=self._max_connections,
+            connect_timeout=self._connect_timeout,
+            run_migrations=False,
+            use_listen_notify=self._use_listen_notify,
+        )
 
     async def __aexit__(
         self,
