@@ -1,9 +1,10 @@
 """The ``Client`` on its own: what it writes, what it reads, and how it waits.
 
-Every test gets a fresh database copied from one migrated once per session. Rows are read
-back on a connection of the test's own (sync psycopg in a worker thread), never through
-the client under test. Workflows that must run are served by a dbos_trio executor in the
-same process: the client never runs workflow code itself.
+Every test gets a fresh, migrated database on each backend in turn (the ``url`` fixture:
+``system_database_url``). Rows are read back on a connection of the test's own
+(:func:`backends.query`), never through the client under test. Workflows that must run are
+served by a dbos_trio executor in the same process: the client never runs workflow code
+itself.
 """
 
 from __future__ import annotations
@@ -11,17 +12,18 @@ from __future__ import annotations
 import base64
 import json
 import pickle
+import sqlite3
+import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, closing
+from pathlib import Path
 from typing import Any
 
 import attrs
-import psycopg
 import pytest
 import trio
-from pg_support import create_database, drop_database, fresh_database, url_for_database
-from psycopg.conninfo import conninfo_to_dict
+from backends import query, run
 
 from dbos_trio import (
     DBOS,
@@ -35,72 +37,28 @@ from dbos_trio import (
 )
 from dbos_trio._errors import DBOSStreamTimeoutError
 from dbos_trio.client import Client, EnqueueOptions
-from dbos_trio.sysdb.postgres import migrate
-from dbos_trio.sysdb.postgres.driver import connect
+from dbos_trio.testing import sqlite_url
 
 APP = "client-tests"
 QUEUE = "client_q"
 
 
-def as_url(conninfo: str) -> str:
-    params = conninfo_to_dict(conninfo)
-    user = params.get("user", "postgres")
-    password = params.get("password")
-    auth = f"{user}:{password}" if password else str(user)
-    return (
-        f"postgresql://{auth}@{params.get('host', '127.0.0.1')}:{params.get('port', '5432')}"
-        f"/{params['dbname']}"
-    )
-
-
-async def _migrate(conninfo: str) -> None:
-    conn = await connect(conninfo, autocommit=True)
-    try:
-        await migrate.migrate(conn, "dbos")
-    finally:
-        await conn.close()
-
-
-@pytest.fixture(scope="session")
-def client_template() -> Iterator[str]:
-    name = create_database("clienttpl")
-    try:
-        trio.run(_migrate, url_for_database(name))
-        yield name
-    finally:
-        drop_database(name)
-
-
 @pytest.fixture
-def url(client_template: str) -> Iterator[str]:
-    with fresh_database("client", template=client_template) as conninfo:
-        yield as_url(conninfo)
-
-
-async def rows(url: str, query: str, *params: Any) -> list[tuple[Any, ...]]:
-    def run() -> list[tuple[Any, ...]]:
-        with psycopg.connect(url, autocommit=True) as conn:
-            cur = conn.execute(query, params)
-            return [] if cur.description is None else cur.fetchall()
-
-    return await trio.to_thread.run_sync(run)
+def url(system_database_url: str) -> str:
+    return system_database_url
 
 
 async def status_row(url: str, workflow_id: str) -> dict[str, Any]:
-    def run() -> dict[str, Any]:
-        with psycopg.connect(url, autocommit=True) as conn:
-            cur = conn.execute(
-                "SELECT ws.*, wi.inputs AS new_inputs FROM dbos.workflow_status ws "
-                "LEFT JOIN dbos.workflow_input wi USING (workflow_uuid) "
-                "WHERE workflow_uuid = %s",
-                (workflow_id,),
-            )
-            row = cur.fetchone()
-            assert row is not None, f"no row for {workflow_id}"
-            assert cur.description is not None
-            return {c.name: v for c, v in zip(cur.description, row, strict=True)}
-
-    return await trio.to_thread.run_sync(run)
+    """The ``workflow_status`` row, with the inputs of ``workflow_input`` as ``new_inputs``."""
+    found = await run(
+        url,
+        "SELECT ws.*, wi.inputs AS new_inputs FROM {t}workflow_status ws "
+        "LEFT JOIN {t}workflow_input wi USING (workflow_uuid) "
+        "WHERE workflow_uuid = %s",
+        workflow_id,
+    )
+    assert found.rows, f"no row for {workflow_id}"
+    return dict(zip(found.columns, found.rows[0], strict=True))
 
 
 def unpickle(text: str) -> Any:
@@ -158,21 +116,38 @@ async def serving(url: str) -> AsyncIterator[DBOS]:
 
 
 async def test_an_empty_database_is_refused_and_left_empty(empty_database_url: str) -> None:
-    url = as_url(empty_database_url)
+    url = empty_database_url
     with pytest.raises(DBOSInitializationError) as raised:
         async with Client(url):
             pass  # pragma: no cover
     message = str(raised.value)
     assert "never creates or migrates" in message and "no schema 'dbos'" in message
-    assert await rows(url, "SELECT 1 FROM pg_namespace WHERE nspname = 'dbos'") == []
+    assert await query(url, "SELECT 1 FROM pg_namespace WHERE nspname = 'dbos'") == []
+
+
+async def test_an_empty_or_missing_sqlite_file_is_refused_and_left_as_it_was(
+    tmp_path: Path,
+) -> None:
+    empty, missing = tmp_path / "empty.sqlite", tmp_path / "missing.sqlite"
+    empty.touch()
+    for path, problem in ((empty, "at version 0"), (missing, "does not exist")):
+        with pytest.raises(DBOSInitializationError) as raised:
+            async with Client(sqlite_url(path)):
+                pass  # pragma: no cover
+        assert "never creates or migrates" in str(raised.value)
+        assert problem in str(raised.value)
+    with closing(sqlite3.connect(empty)) as conn:
+        assert conn.execute("SELECT count(*) FROM sqlite_master").fetchall() == [(0,)]
+    assert not missing.exists()
 
 
 async def test_a_database_behind_is_refused(url: str) -> None:
-    await rows(url, "UPDATE dbos.dbos_migrations SET version = 100")
-    with pytest.raises(DBOSInitializationError, match="at migration version 100"):
+    await query(url, "UPDATE {t}dbos_migrations SET version = 100")
+    # PostgreSQL says "at migration version 100", SQLite "at version 100".
+    with pytest.raises(DBOSInitializationError, match=r"at (migration )?version 100\b"):
         async with Client(url):
             pass  # pragma: no cover
-    assert await rows(url, "SELECT version FROM dbos.dbos_migrations") == [(100,)]
+    assert await query(url, "SELECT version FROM {t}dbos_migrations") == [(100,)]
 
 
 async def test_a_bad_url_fails_before_connecting() -> None:
@@ -292,7 +267,7 @@ async def test_native_forces_pickle_even_with_another_serializer(url: str) -> No
 
 async def test_a_delay_writes_a_delayed_row(url: str) -> None:
     async with opened(url) as client:
-        before = (await rows(url, "SELECT (extract(epoch FROM now()) * 1000)::bigint"))[0][0]
+        before = int(time.time() * 1000)
         handle = await client.enqueue(
             EnqueueOptions(workflow_name="add", queue_name=QUEUE, delay_seconds=30), 1, 2
         )
@@ -326,7 +301,7 @@ async def test_deduplication_rejects_or_returns_the_holder(url: str) -> None:
             attrs.evolve(options, duplication_policy="return-existing"), 7, 8
         )
     assert fresh.workflow_id != first.workflow_id
-    count = await rows(url, "SELECT count(*) FROM dbos.workflow_status")
+    count = await query(url, "SELECT count(*) FROM {t}workflow_status")
     assert count == [(2,)]
 
 
@@ -398,7 +373,13 @@ async def test_retrieve_workflow_needs_an_existing_workflow(url: str) -> None:
 # --- messages, events, streams ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("listen", [True, False], ids=["listen", "poll"])
+@pytest.mark.parametrize(
+    "listen",
+    [
+        pytest.param(True, id="listen", marks=pytest.mark.postgres_only("LISTEN/NOTIFY")),
+        pytest.param(False, id="poll"),
+    ],
+)
 async def test_send_get_event_and_read_stream(url: str, listen: bool) -> None:
     async with serving(url), opened(url, use_listen_notify=listen) as client:
         handle = await client.enqueue(
@@ -427,17 +408,16 @@ async def test_send_get_event_and_read_stream(url: str, listen: bool) -> None:
                 serialization="portable",
             )
             assert await handle.get_result() == {"label": "hi", "message": {"n": 1}}
-    messages = await rows(
+    messages = await query(
         url,
-        "SELECT message, serialization, consumed FROM dbos.notifications "
-        "WHERE destination_uuid = %s",
+        "SELECT message, serialization, consumed FROM {t}notifications WHERE destination_uuid = %s",
         handle.workflow_id,
     )
     assert messages == [('{"n":1}', "portable_json", True)]
     # Nothing the client did was checkpointed: only the workflow's own steps are recorded.
-    names = await rows(
+    names = await query(
         url,
-        "SELECT function_name FROM dbos.operation_outputs WHERE workflow_uuid = %s "
+        "SELECT function_name FROM {t}operation_outputs WHERE workflow_uuid = %s "
         "ORDER BY function_id",
         handle.workflow_id,
     )
@@ -458,8 +438,8 @@ async def test_default_messages_are_pickled_and_topicless(url: str) -> None:
         await client.send(handle.workflow_id, ("a", 1))
         with pytest.raises(DBOSNonExistentWorkflowError):
             await client.send("missing-destination", 1)
-    (message, topic, fmt), *_ = await rows(
-        url, "SELECT message, topic, serialization FROM dbos.notifications"
+    (message, topic, fmt), *_ = await query(
+        url, "SELECT message, topic, serialization FROM {t}notifications"
     )
     assert unpickle(message) == ("a", 1)
     assert topic == "__null__topic__" and fmt == "py_pickle"
@@ -536,9 +516,17 @@ async def test_listing_is_scoped_like_the_official_client(url: str) -> None:
         opened(url, app_name="beta") as beta,
     ):
         options = EnqueueOptions(workflow_name="add", queue_name=QUEUE)
-        unclaimed = (await nameless.enqueue(options, 0, 0)).workflow_id
-        mine = (await alpha.enqueue(options, 1, 1)).workflow_id
-        theirs = (await beta.enqueue(options, 2, 2)).workflow_id
+
+        async def enqueue(client: Client, n: int) -> str:
+            handle = await client.enqueue(options, n, n)
+            # Listings are ordered by created_at, a millisecond clock (ties by workflow
+            # id): one millisecond apart, "oldest" and "newest" below are defined.
+            await trio.sleep(0.002)
+            return handle.workflow_id
+
+        unclaimed = await enqueue(nameless, 0)
+        mine = await enqueue(alpha, 1)
+        theirs = await enqueue(beta, 2)
 
         def ids(statuses: list[Any]) -> set[str]:
             return {s.workflow_id for s in statuses}
@@ -593,19 +581,19 @@ async def test_a_portable_workflow_enqueued_with_pickle_publishes_portable(url: 
             assert await handle.get_result() == {"label": "p", "message": "hello"}
     row = await status_row(url, handle.workflow_id)
     assert row["serialization"] == "py_pickle"
-    output = await rows(
-        url, "SELECT output FROM dbos.workflow_output WHERE workflow_uuid = %s", handle.workflow_id
+    output = await query(
+        url, "SELECT output FROM {t}workflow_output WHERE workflow_uuid = %s", handle.workflow_id
     )
     assert unpickle(output[0][0]) == {"label": "p", "message": "hello"}
-    event = await rows(
+    event = await query(
         url,
-        "SELECT value, serialization FROM dbos.workflow_events WHERE workflow_uuid = %s",
+        "SELECT value, serialization FROM {t}workflow_events WHERE workflow_uuid = %s",
         handle.workflow_id,
     )
     assert event == [('{"label":"p","ready":true}', "portable_json")]
-    streams = await rows(
+    streams = await query(
         url,
-        "SELECT DISTINCT serialization FROM dbos.streams WHERE workflow_uuid = %s",
+        "SELECT DISTINCT serialization FROM {t}streams WHERE workflow_uuid = %s",
         handle.workflow_id,
     )
     assert streams == [("portable_json",)]
