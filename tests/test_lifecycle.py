@@ -14,14 +14,14 @@ import logging
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import trio
-from pg_support import fresh_database
-from psycopg.conninfo import conninfo_to_dict
+from backends import migrate_postgres, query
+from pg_support import as_url, fresh_database
+from psycopg.conninfo import make_conninfo
 
 from dbos_trio import (
     DBOS,
@@ -32,44 +32,21 @@ from dbos_trio import (
     DBOSNotLaunchedError,
 )
 from dbos_trio.sysdb.postgres import driver, pool
-from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
-from dbos_trio.sysdb.postgres.migrate import migrate
 
 PASSWORD = "s3cr3t-Pa55word"
 
 
-def as_url(conninfo: str, *, password: str | None = None, **query: str) -> str:
-    """A ``postgresql://`` URL (what Config accepts) for a libpq conninfo string."""
-    params = conninfo_to_dict(conninfo)
-    auth = str(params.get("user", "postgres"))
-    if password is not None:
-        auth += f":{password}"
-    url = f"postgresql://{auth}@{params.get('host', '127.0.0.1')}:{params.get('port', 5432)}"
-    url += f"/{params['dbname']}"
-    if query:
-        url += "?" + "&".join(f"{key}={value}" for key, value in query.items())
-    return url
-
-
-async def _migrate(conninfo: str) -> None:
-    conn = await connect(conninfo, autocommit=True)
-    try:
-        await migrate(conn, "dbos")
-    finally:
-        await conn.close()
-
-
 @pytest.fixture(scope="module")
-def migrated_conninfo() -> Iterator[str]:
+def migrated_url() -> Iterator[str]:
     """One database for the module, migrated once (schema ``dbos``)."""
-    with fresh_database("lifecycle") as conninfo:
-        trio.run(_migrate, conninfo)
-        yield conninfo
+    with fresh_database("lifecycle") as url:
+        trio.run(migrate_postgres, url)
+        yield url
 
 
 @pytest.fixture
-def database_url(migrated_conninfo: str) -> str:
-    return as_url(migrated_conninfo)
+def database_url(migrated_url: str) -> str:
+    return migrated_url
 
 
 def unique_app() -> str:
@@ -80,21 +57,6 @@ def unique_version(label: str = "v") -> str:
     """Version names are unique across applications in one schema (the retiring global
     UNIQUE on ``version_name``), so tests sharing a database never reuse one."""
     return f"{label}-{uuid.uuid4().hex[:10]}"
-
-
-@asynccontextmanager
-async def connected(url: str) -> AsyncIterator[TrioConnection]:
-    conn = await connect(url, autocommit=True)
-    try:
-        yield conn
-    finally:
-        await conn.close()
-
-
-async def rows(url: str, query: str, params: Any = None) -> list[tuple[Any, ...]]:
-    async with connected(url) as conn:
-        cur = await conn.execute(query, params)
-        return await cur.fetchall()
 
 
 @pytest.fixture
@@ -157,10 +119,10 @@ async def test_launch_registers_the_application_version(database_url: str) -> No
     async with dbos.launched():
         assert dbos.is_launched
         assert dbos.app_version == version
-        registered = await rows(
+        registered = await query(
             database_url,
             "SELECT version_name FROM dbos.application_versions WHERE application_name = %s",
-            [app],
+            app,
         )
 
     assert registered == [(version,)]
@@ -193,7 +155,7 @@ async def test_relaunching_an_older_version_warns_that_it_is_not_the_latest(
 async def test_verify_only_launch_against_an_empty_database_fails_and_creates_nothing(
     empty_database_url: str,
 ) -> None:
-    url = as_url(empty_database_url)
+    url = empty_database_url
     dbos = DBOS(Config(app_name=unique_app(), database_url=url, run_migrations=False))
 
     with pytest.raises(DBOSInitializationError) as raised:
@@ -203,13 +165,13 @@ async def test_verify_only_launch_against_an_empty_database_fails_and_creates_no
     message = str(raised.value)
     assert "'dbos'" in message and "migrat" in message
     assert not dbos.is_launched
-    created = await rows(
+    created = await query(
         url,
         "SELECT n.nspname FROM pg_namespace n"
         " WHERE n.nspname NOT LIKE 'pg\\_%%' AND n.nspname NOT IN ('information_schema', 'public')",
     )
     assert created == []
-    tables = await rows(
+    tables = await query(
         url,
         "SELECT schemaname, tablename FROM pg_tables"
         " WHERE schemaname NOT IN ('pg_catalog', 'information_schema')",
@@ -227,7 +189,7 @@ async def test_verify_only_launch_against_a_migrated_database_works(database_url
 async def test_two_instances_in_one_process_against_two_schemas_do_not_interfere(
     empty_database_url: str,
 ) -> None:
-    url = as_url(empty_database_url)
+    url = empty_database_url
     alpha = DBOS(Config(app_name="alpha-app", database_url=url, schema="alpha", app_version="va"))
     beta = DBOS(Config(app_name="beta-app", database_url=url, schema="beta", app_version="vb"))
 
@@ -243,10 +205,10 @@ async def test_two_instances_in_one_process_against_two_schemas_do_not_interfere
         assert alpha.executor_id == beta.executor_id == "local"
         assert await greet_alpha("ann") == "alpha greets ann"
         assert await greet_beta("bob") == "beta greets bob"
-        alpha_versions = await rows(url, "SELECT version_name FROM alpha.application_versions")
-        beta_versions = await rows(url, "SELECT version_name FROM beta.application_versions")
-        alpha_runs = await rows(url, "SELECT name, application_version FROM alpha.workflow_status")
-        beta_runs = await rows(url, "SELECT name, application_version FROM beta.workflow_status")
+        alpha_versions = await query(url, "SELECT version_name FROM alpha.application_versions")
+        beta_versions = await query(url, "SELECT version_name FROM beta.application_versions")
+        alpha_runs = await query(url, "SELECT name, application_version FROM alpha.workflow_status")
+        beta_runs = await query(url, "SELECT name, application_version FROM beta.workflow_status")
 
     assert alpha_versions == [("va",)]
     assert beta_versions == [("vb",)]
@@ -360,10 +322,10 @@ async def test_after_exit_no_connection_of_the_instance_is_left_on_the_server(
     dbos = DBOS(Config(app_name=unique_app(), database_url=url, app_version=unique_version()))
 
     async def count() -> int:
-        found = await rows(
+        found = await query(
             database_url,
             "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
-            [name],
+            name,
         )
         return int(found[0][0])
 
@@ -464,10 +426,10 @@ async def test_an_unsupported_url_from_the_environment_fails_launch_naming_it_wi
 
 
 async def test_repr_and_logs_never_show_the_url_password(
-    migrated_conninfo: str, caplog: pytest.LogCaptureFixture
+    migrated_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Trust authentication ignores the password, so this URL connects.
-    url = as_url(migrated_conninfo, password=PASSWORD)
+    url = as_url(make_conninfo(migrated_url, password=PASSWORD))
     config = Config(app_name=unique_app(), database_url=url, app_version=unique_version())
     dbos = DBOS(config)
 
@@ -631,10 +593,10 @@ async def test_serve_reports_started_after_launch_and_runs_until_cancelled(
         await nursery.start(dbos.serve)
         assert dbos.is_launched
         assert dbos.app_version == version
-        registered = await rows(
+        registered = await query(
             database_url,
             "SELECT version_name FROM dbos.application_versions WHERE application_name = %s",
-            [app],
+            app,
         )
         assert registered == [(version,)]
         nursery.cancel_scope.cancel()
