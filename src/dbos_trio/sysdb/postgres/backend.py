@@ -178,43 +178,60 @@ class PostgresSystemDatabase:
         self, operation: Callable[[TrioConnection], Awaitable[T]], *, retry: bool = True
     ) -> T:
         """Run ``operation`` on a pooled connection, retrying transient failures."""
-        for attempt in range(len(RETRY_DELAYS) + 1):
+        attempt = 0
+        while True:
             try:
                 async with self._pool.connection() as conn:
                     return await operation(conn)
             except psycopg.Error as error:
-                if not retry or not is_transient(error) or attempt == len(RETRY_DELAYS):
-                    raise SystemDatabaseError(f"system database error: {error}") from error
-                logger.warning("transient system database error, retrying: %s", error)
-                await trio.sleep(RETRY_DELAYS[attempt])
-        raise AssertionError("unreachable")
+                attempt = await self._after_failure(error, attempt, retry=retry)
+
+    async def _after_failure(self, error: psycopg.Error, attempt: int, *, retry: bool) -> int:
+        """Back off before the next attempt (returned), or raise what the caller sees."""
+        if not retry or not is_transient(error) or attempt == len(RETRY_DELAYS):
+            raise SystemDatabaseError(f"system database error: {error}") from error
+        logger.warning("transient system database error, retrying: %s", error)
+        await trio.sleep(RETRY_DELAYS[attempt])
+        return attempt + 1
+
+    # The three shapes of a single-statement operation, inlined rather than built on
+    # _run: they are the hot path, one per checkpoint.
 
     async def _fetchone(
         self, query: str, params: dict[str, Any], *, prepare: bool = True
     ) -> tuple[Any, ...] | None:
-        async def run(conn: TrioConnection) -> tuple[Any, ...] | None:
-            cur = await conn.execute(query, params, prepare=prepare)
-            row: tuple[Any, ...] | None = await cur.fetchone()
-            return row
-
-        return await self._run(run)
+        attempt = 0
+        while True:
+            try:
+                async with self._pool.connection() as conn:
+                    cur = await conn.execute(query, params, prepare=prepare)
+                    row: tuple[Any, ...] | None = await cur.fetchone()
+                    return row
+            except psycopg.Error as error:
+                attempt = await self._after_failure(error, attempt, retry=True)
 
     async def _fetchall(
         self, query: str | sql.Composed, params: dict[str, Any] | list[Any], *, prepare: bool = True
     ) -> list[tuple[Any, ...]]:
-        async def run(conn: TrioConnection) -> list[tuple[Any, ...]]:
-            cur = await conn.execute(query, params, prepare=prepare)
-            rows: list[tuple[Any, ...]] = await cur.fetchall()
-            return rows
-
-        return await self._run(run)
+        attempt = 0
+        while True:
+            try:
+                async with self._pool.connection() as conn:
+                    cur = await conn.execute(query, params, prepare=prepare)
+                    rows: list[tuple[Any, ...]] = await cur.fetchall()
+                    return rows
+            except psycopg.Error as error:
+                attempt = await self._after_failure(error, attempt, retry=True)
 
     async def _execute(self, query: str, params: dict[str, Any], *, prepare: bool = True) -> int:
-        async def run(conn: TrioConnection) -> int:
-            cur = await conn.execute(query, params, prepare=prepare)
-            return cur.rowcount
-
-        return await self._run(run)
+        attempt = 0
+        while True:
+            try:
+                async with self._pool.connection() as conn:
+                    cur = await conn.execute(query, params, prepare=prepare)
+                    return cur.rowcount
+            except psycopg.Error as error:
+                attempt = await self._after_failure(error, attempt, retry=True)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[TrioConnection]:

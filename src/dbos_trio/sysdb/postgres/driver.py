@@ -225,6 +225,17 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
         # Fast-path statements prepared on this connection: (query, param types) -> name.
         self._fast_names: dict[tuple[bytes, tuple[int, ...]], bytes] = {}
         self._fast_index = 0
+        # A poll object watching the socket for input, for the idle health check.
+        self._idle_poller: tuple[int, select.poll] | None = None
+
+    def _socket_readable(self) -> bool:
+        """Whether the socket has input (or EOF, or an error) right now, without blocking."""
+        fileno = self.pgconn.socket
+        if self._idle_poller is None or self._idle_poller[0] != fileno:
+            poller = select.poll()
+            poller.register(fileno, select.POLLIN)
+            self._idle_poller = (fileno, poller)
+        return bool(self._idle_poller[1].poll(0))
 
     async def execute(
         self,
@@ -443,6 +454,8 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
             return False
         if self.pgconn.transaction_status != _IDLE:
             return False
+        if not self._socket_readable():
+            return True  # the common case: nothing arrived while idle
         pgconn = self.pgconn
         fatal = False
         original_handler = pgconn.notice_handler
@@ -460,7 +473,7 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
             # A few rounds at most: each one reads what is there; a live idle socket
             # stops being readable at once, a dead one reaches EOF on the second read.
             for _ in range(4):
-                if not _ready_now(pgconn.socket, Wait.R):
+                if not self._socket_readable():
                     break
                 pgconn.consume_input()
                 self._keep_notifications()
