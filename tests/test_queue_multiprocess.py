@@ -5,9 +5,9 @@ same queue; this process only enqueues (it listens to no queue). Every execution
 interval to a side table, and the test also samples the PENDING rows while the work runs:
 the global cap bounds both, and each process's worker concurrency bounds its own share.
 
-PostgreSQL only (``postgres_only``): several OS processes claiming from one queue at once
-(``SKIP LOCKED``/``NOWAIT`` contention between executors); on SQLite claims take turns
-behind the file's one write lock.
+On both backends: on PostgreSQL the processes claim side by side (``SKIP LOCKED`` /
+``NOWAIT``), on SQLite they share the database file and their claims take turns behind
+its one write lock; the budgets must hold either way.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
-from backends import postgres_only
 from queue_apps import App, build_app
 from queue_fixtures import (
     Script,
@@ -32,7 +31,7 @@ from queue_fixtures import (
 
 from dbos_trio import SetEnqueueOptions
 
-__all__ = ["dbos_url", "postgres_only"]
+__all__ = ["dbos_url"]
 
 
 @asynccontextmanager
