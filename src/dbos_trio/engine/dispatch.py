@@ -154,6 +154,7 @@ async def dispatch(executor: Executor, claimed: ClaimedWorkflow, owner_xid: str)
         args=bound + args,
         kwargs=kwargs,
         replaying=True,
+        recorded=claimed.steps,
     )
     execution = executor.begin_local(workflow_id)
     executor.running.add(claimed.queue_name, claimed.partition_key)

@@ -55,6 +55,7 @@ from ..sysdb.records import (
     NewWorkflow,
     Outcome,
     ParentStep,
+    RecordedStep,
 )
 from ..sysdb.wakeups import queue_key
 from . import checkpoint
@@ -105,8 +106,10 @@ class ExecutionPlan:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     # True when the row existed before this execution (dequeued, recovered, resumed):
-    # checkpoints may exist and are loaded once.
+    # checkpoints may exist and are loaded once ...
     replaying: bool
+    # ... unless the claim already brought them.
+    recorded: dict[int, RecordedStep] | None = None
 
 
 @attrs.frozen
@@ -495,7 +498,9 @@ async def execute(executor: Executor, plan: ExecutionPlan, execution: LocalExecu
 
 async def _execute(executor: Executor, plan: ExecutionPlan, execution: LocalExecution) -> Any:
     workflow_id = plan.workflow_id
-    recorded = await executor.sysdb.load_steps(workflow_id) if plan.replaying else None
+    recorded = plan.recorded
+    if recorded is None and plan.replaying:
+        recorded = await executor.sysdb.load_steps(workflow_id)
     ctx = WorkflowContext(
         executor=executor,
         workflow_id=workflow_id,

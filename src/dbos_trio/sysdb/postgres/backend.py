@@ -582,6 +582,9 @@ class PostgresSystemDatabase:
                 partition_key=row[9],
                 priority=row[10],
                 created_at=row[11],
+                steps=None
+                if row[12] is None
+                else {step[0]: _recorded_step(step) for step in row[12]},
             )
             for row in rows
         ]
@@ -818,7 +821,7 @@ class PostgresSystemDatabase:
         return row is not None
 
 
-def _recorded_step(row: tuple[Any, ...]) -> RecordedStep:
+def _recorded_step(row: tuple[Any, ...] | list[Any]) -> RecordedStep:
     return RecordedStep(
         function_id=row[0],
         function_name=row[1],

@@ -315,6 +315,11 @@ SELECT key FROM partition_keys WHERE key IS NOT NULL
 -- array so it looks them up by primary key: joined to the CTE, the planner hashed the
 -- whole table (a sequential scan of workflow_status and workflow_input on every poll)
 -- once a queue had a large backlog.
+-- Each claimed row's checkpoints come back too (as JSON, oldest first), which saves the
+-- execution a load_steps read, but only when the row this statement locked is the
+-- version its snapshot saw (same xmin). Otherwise a claim, run and re-enqueue by another
+-- executor committed in between and its checkpoints may be invisible to this snapshot:
+-- then the column is NULL and the execution reads them after the claim.
 WITH recent_starts AS (
     SELECT count(*) AS n FROM {schema}.workflow_status
     WHERE %(rate_limit_max)s::int IS NOT NULL AND queue_name = %(queue_name)s AND rate_limited
@@ -348,7 +353,7 @@ WITH recent_starts AS (
         %(partition_concurrency)s::int - (SELECT n FROM partition_running)
     ) AS n
 ), candidates AS (
-    SELECT workflow_uuid FROM {schema}.workflow_status
+    SELECT workflow_uuid, xmin AS locked_version FROM {schema}.workflow_status
     WHERE queue_name = %(queue_name)s AND status = 'ENQUEUED'
       AND (application_version = %(application_version)s
            OR (%(runs_latest_version)s AND application_version IS NULL))
@@ -358,6 +363,12 @@ WITH recent_starts AS (
     ORDER BY priority ASC, created_at ASC
     LIMIT (SELECT CASE WHEN n IS NULL THEN NULL ELSE GREATEST(n, 0) END FROM budget)
     FOR UPDATE {lock}
+), stale AS (
+    -- Claimed rows whose locked version is not the one this snapshot sees (a plain read,
+    -- one primary-key lookup per row).
+    SELECT COALESCE(array_agg(c.workflow_uuid), '{}') AS ids FROM candidates AS c
+    WHERE c.locked_version <> (SELECT seen.xmin FROM {schema}.workflow_status AS seen
+                               WHERE seen.workflow_uuid = c.workflow_uuid)
 )
 UPDATE {schema}.workflow_status AS ws
 SET status = 'PENDING', owner_xid = %(owner_xid)s,
@@ -376,7 +387,16 @@ RETURNING ws.workflow_uuid, ws.name, ws.class_name, ws.config_name,
                     WHERE wi.workflow_uuid = ws.workflow_uuid), ws.inputs),
           ws.serialization, ws.workflow_deadline_epoch_ms,
           ws.recovery_attempts, ws.queue_name, ws.queue_partition_key, ws.priority,
-          ws.created_at
+          ws.created_at,
+          CASE WHEN ws.workflow_uuid <> ALL((SELECT ids FROM stale)::text[]) THEN COALESCE(
+              (SELECT json_agg(json_build_array(
+                          oo.function_id, oo.function_name, oo.output, oo.error,
+                          oo.serialization, oo.child_workflow_id,
+                          oo.started_at_epoch_ms, oo.completed_at_epoch_ms)
+                      ORDER BY oo.function_id)
+               FROM {schema}.operation_outputs AS oo
+               WHERE oo.workflow_uuid = ws.workflow_uuid),
+              '[]'::json) END
 
 -- name: dead_letter
 -- Park a workflow dispatched more often than its max_recovery_attempts allows.
