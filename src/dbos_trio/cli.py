@@ -116,9 +116,15 @@ def _client(args: argparse.Namespace) -> Client:
 
 
 async def _migrate(args: argparse.Namespace) -> None:
+    url = _database_url(args)
+    if url.startswith("sqlite:"):
+        from .sysdb.sqlite.backend import SQLiteSystemDatabase
+
+        await (await SQLiteSystemDatabase.open(url, run_migrations=True)).close()
+        print(f"migrated {redact_url(url)}")
+        return
     from .sysdb.postgres.backend import PostgresSystemDatabase
 
-    url = _database_url(args)
     sysdb = await PostgresSystemDatabase.open(
         url,
         schema=args.schema,
