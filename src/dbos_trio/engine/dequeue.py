@@ -14,7 +14,10 @@ Invariants, and why:
   polling interval, with +-5 % jitter so peers drift apart.
 * A worker wakes early when this process enqueues on its queue or frees one of its slots,
   so local work never waits for the polling interval; work enqueued elsewhere is found by
-  polling.
+  polling. Back-to-back claims are spaced by a short window (``CLAIM_WINDOW_SECONDS``, or
+  the polling interval if shorter): under a stream of local enqueues, what arrives
+  meanwhile goes in one claim instead of one claim per row (S4: a claim per 1.6 rows cost
+  a quarter of the throughput). A claim after a quiet spell is not delayed.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ SWEEP_INTERVAL_SECONDS = 1.0
 # A stored polling interval of zero (the queues table is shared; another writer may not
 # validate) must not turn a worker into a busy loop against the database.
 MIN_POLL_INTERVAL_SECONDS = 0.01
+# The least time between the starts of two claims of one worker.
+CLAIM_WINDOW_SECONDS = 0.005
 INTERNAL_QUEUE_CONFIG = QueueConfig(name=INTERNAL_QUEUE)
 
 
@@ -110,6 +115,7 @@ async def run_worker(executor: Executor, queue_name: str) -> None:
     config: QueueConfig | None = None
     config_read_at = -float("inf")
     interval: float | None = None
+    last_claim_at = -float("inf")
     try:
         with executor.wakeups.subscribe(queue_key(queue_name)) as wakeup:
             while queue_name in queues.served:
@@ -120,6 +126,11 @@ async def run_worker(executor: Executor, queue_name: str) -> None:
                     if config is None:
                         return
                 base = max(config.polling_interval_sec, MIN_POLL_INTERVAL_SECONDS)
+                since = trio.current_time() - last_claim_at
+                window = min(CLAIM_WINDOW_SECONDS, base)
+                if since < window:
+                    await trio.sleep(window - since)
+                last_claim_at = trio.current_time()
                 contended = False
                 claimed: list[tuple[ClaimedWorkflow, str]] = []
                 try:
