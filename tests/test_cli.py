@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from dbos_trio import DBOS, Config
 
@@ -87,3 +88,13 @@ async def test_list_get_steps_fork_cancel_and_delete_show_and_change_stored_work
     assert run_cli("workflow", "delete", forked_id, "-s", url).returncode == 0
     missing = run_cli("workflow", "get", forked_id, "-s", url)
     assert missing.returncode == 1
+
+
+def test_migrate_and_list_work_on_a_sqlite_file(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'cli.sqlite'}"
+    assert run_cli("workflow", "list", "--database-url", url).returncode == 1  # not there yet
+    migrated = run_cli("migrate", "--database-url", url)
+    assert migrated.returncode == 0, migrated.stderr
+    listing = run_cli("workflow", "list", "--database-url", url, "--json")
+    assert listing.returncode == 0, listing.stderr
+    assert json.loads(listing.stdout) == []
