@@ -190,10 +190,23 @@ def _environment(records: Sequence[dict[str, Any]]) -> list[str]:
     for library in ("dbos_trio", "dbos", "pgbench"):
         if library in first:
             r = first[library]
-            pool = r["environment"].get("pool_size")
-            extra = f", pool size {pool}" if pool is not None else ""
+            extra = _pool_sizes(records, library)
             out.append(f"- {LABELS[library]}: {library} {r['version']}{extra}")
     return out
+
+
+def _pool_sizes(records: Sequence[dict[str, Any]], library: str) -> str:
+    """The pool-size note of a library: `, pool size 10`, or `, pool size 10 (S4: 20)`."""
+    by_scenario: dict[str, Any] = {}
+    for r in records:
+        if r["ok"] and r["library"] == library:
+            by_scenario.setdefault(r["scenario"], r["environment"].get("pool_size"))
+    sizes = [size for size in by_scenario.values() if size is not None]
+    if not sizes:
+        return ""
+    usual = max(set(sizes), key=sizes.count)
+    others = [f"{s}: {size}" for s, size in by_scenario.items() if size not in (None, usual)]
+    return f", pool size {usual}" + (f" ({', '.join(others)})" if others else "")
 
 
 def _last_line(text: str | None) -> str:
