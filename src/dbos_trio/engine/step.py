@@ -124,7 +124,10 @@ async def _checkpointed(
     started_at = executor.clock.now_ms()
     token = current_step.set(StepContext(ctx, function_id))
     try:
-        value = await _with_retries(options, func, is_async, args, kwargs)
+        if is_async and options.timeout_seconds is None and not options.retry.retries_allowed:
+            value = await func(*args, **kwargs)  # what _with_retries comes down to
+        else:
+            value = await _with_retries(options, func, is_async, args, kwargs)
     except SystemDatabaseError as failure:
         ctx.control_failure = failure
         raise

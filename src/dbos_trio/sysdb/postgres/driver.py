@@ -50,7 +50,7 @@ from psycopg import adapt, generators, pq
 from psycopg import errors as pg_errors
 from psycopg._conninfo_attempts import conninfo_attempts
 from psycopg._queries import _query2pg
-from psycopg.abc import Params, PQGen, PQGenConn, Query
+from psycopg.abc import Params, PQGen, PQGenConn, Query, Transformer
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.transaction import AsyncTransaction
 from psycopg.waiting import Ready, Wait
@@ -225,6 +225,7 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
         # Fast-path statements prepared on this connection: (query, param types) -> name.
         self._fast_names: dict[tuple[bytes, tuple[int, ...]], bytes] = {}
         self._fast_index = 0
+        self._fast_dumper: Transformer | None = None
         # A poll object watching the socket for input, for the idle health check.
         self._idle_poller: tuple[int, select.poll] | None = None
 
@@ -272,14 +273,18 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
         self, statement: _Statement, params: dict[str, Any]
     ) -> psycopg.AsyncCursor[Any]:
         cur = self.cursor()
-        tx = cur._tx = adapt.Transformer(cur)
+        cur._tx = adapt.Transformer(cur)  # loads this cursor's result
         try:
             values = [params[name] for name in statement.order]
         except KeyError as missing:
             raise psycopg.ProgrammingError(f"query parameter missing: {missing.args[0]}") from None
-        dumped = tx.dump_sequence(values, statement.formats)
-        key = (statement.query, cast(tuple[int, ...], tx.types))
-        formats = tx.formats
+        # One dumping transformer per connection keeps its per-type dumper cache warm.
+        dumper = self._fast_dumper
+        if dumper is None:
+            dumper = self._fast_dumper = adapt.Transformer(self)
+        dumped = dumper.dump_sequence(values, statement.formats)
+        key = (statement.query, cast(tuple[int, ...], dumper.types))
+        formats = dumper.formats
         lock = cast(trio.Lock, self.lock)
         try:
             # Uncontended (a pooled connection has one user): no scheduler trip, the
