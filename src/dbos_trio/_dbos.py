@@ -21,7 +21,7 @@ from ._context import current_step, current_workflow
 from ._errors import DBOSException, DBOSNonExistentWorkflowError, DBOSNotLaunchedError
 from ._executor import Executor, open_executor
 from ._queue import Queue
-from ._registry import RegisteredWorkflow, Registry
+from ._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow, Registry, resolve_workflow
 from ._status import StepInfo, WorkflowStatus, step_info, workflow_status
 from .core.admission import QueueConfig, RateLimit, validate_queue
 from .core.retry import RetryPolicy
@@ -34,8 +34,6 @@ from .sysdb.records import WorkflowFilters
 P = ParamSpec("P")
 R = TypeVar("R")
 
-WORKFLOW_ATTRIBUTE = "__dbos_workflow__"
-
 
 def _collapse(group: BaseExceptionGroup[BaseException]) -> BaseException:
     """The single exception inside nested one-element groups, or the group itself."""
@@ -43,24 +41,6 @@ def _collapse(group: BaseExceptionGroup[BaseException]) -> BaseException:
     while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
         inner = inner.exceptions[0]
     return inner
-
-
-def resolve_workflow(
-    fn: Callable[..., Any], args: tuple[Any, ...]
-) -> tuple[RegisteredWorkflow, tuple[Any, ...]]:
-    """The registered workflow ``fn`` refers to, and the arguments including any bound self."""
-    target = fn
-    bound: tuple[Any, ...] = ()
-    if inspect.ismethod(fn):
-        target = fn.__func__
-        bound = (fn.__self__,)
-    registered = getattr(target, WORKFLOW_ATTRIBUTE, None)
-    if not isinstance(registered, RegisteredWorkflow):
-        name = getattr(fn, "__qualname__", repr(fn))
-        raise DBOSException(
-            f"{name} is not a registered workflow: decorate it with @dbos.workflow()"
-        )
-    return registered, bound + tuple(args)
 
 
 class StepDecorator(Protocol):

@@ -7,7 +7,9 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ._errors import DBOSException
+from ._registry import resolve_workflow
 from .core.admission import QueueConfig
+from .engine import queues
 from .engine.handle import WorkflowHandle
 
 if TYPE_CHECKING:
@@ -53,9 +55,6 @@ class Queue:
 
         Not async: from a workflow body the step id is taken at the call.
         """
-        from ._dbos import resolve_workflow
-        from .engine import queues
-
         dbos = self._dbos()
         if dbos is None:
             raise DBOSException(f"the DBOS instance of queue {self.name!r} no longer exists")

@@ -14,6 +14,7 @@ Invariants, and why:
 
 from __future__ import annotations
 
+import inspect
 import sys
 import weakref
 from collections.abc import Awaitable, Callable
@@ -24,6 +25,9 @@ import attrs
 from ._errors import DBOSException
 
 WorkflowKind = Literal["function", "static", "class", "instance"]
+
+# The attribute a registered workflow's wrapper carries, pointing at its registration.
+WORKFLOW_ATTRIBUTE = "__dbos_workflow__"
 
 
 @attrs.define(eq=False)
@@ -168,3 +172,21 @@ class DBOSConfiguredInstance:
     @classmethod
     def find_instance(cls, class_name: str, config_name: str) -> DBOSConfiguredInstance | None:
         return cls._instances.get((class_name, config_name))
+
+
+def resolve_workflow(
+    fn: Callable[..., Any], args: tuple[Any, ...]
+) -> tuple[RegisteredWorkflow, tuple[Any, ...]]:
+    """The registered workflow ``fn`` refers to, and the arguments including any bound self."""
+    target = fn
+    bound: tuple[Any, ...] = ()
+    if inspect.ismethod(fn):
+        target = fn.__func__
+        bound = (fn.__self__,)
+    registered = getattr(target, WORKFLOW_ATTRIBUTE, None)
+    if not isinstance(registered, RegisteredWorkflow):
+        name = getattr(fn, "__qualname__", repr(fn))
+        raise DBOSException(
+            f"{name} is not a registered workflow: decorate it with @dbos.workflow()"
+        )
+    return registered, bound + tuple(args)
