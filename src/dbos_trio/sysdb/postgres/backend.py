@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -38,7 +38,7 @@ from ..._errors import (
     DBOSWorkflowConflictIDError,
     SystemDatabaseError,
 )
-from ...core.admission import QueueConfig, RateLimit
+from ...core.admission import QueueConfig
 from ..protocol import BackgroundTask, QueueContention
 from ..records import (
     CANCELLED,
@@ -53,6 +53,15 @@ from ..records import (
     StreamBatch,
     WorkflowFilters,
     WorkflowRow,
+)
+from ..rows import (
+    list_workflows_query,
+    new_workflow_params,
+    queue_config,
+    queue_params,
+    recorded_step,
+    step_params,
+    workflow_row,
 )
 from ..wakeups import WakeupRegistry, event_key, message_key, stream_key
 from . import migrate
@@ -91,6 +100,7 @@ class PostgresSystemDatabase:
         self._pool = pool
         self.schema = schema
         self.q = Queries(schema)
+        self._listing = PostgresListing(self.q.schema)
         self.wakeups = wakeups if wakeups is not None else WakeupRegistry()
         self.listener = Listener(pool, self.wakeups) if use_listen_notify else None
         self.notifier = Notifier(
@@ -270,45 +280,8 @@ class PostgresSystemDatabase:
     # --- workflows -------------------------------------------------------------------
 
     async def init_workflow(self, new: NewWorkflow, parent: ParentStep | None) -> InitResult:
-        params: dict[str, Any] = {
-            "workflow_id": new.workflow_id,
-            "status": new.status,
-            "name": new.name,
-            "class_name": new.class_name,
-            "config_name": new.config_name,
-            "authenticated_user": new.authenticated_user,
-            "authenticated_roles": new.authenticated_roles,
-            "executor_id": new.executor_id,
-            "created_at": new.created_at_ms,
-            "application_version": new.application_version,
-            "application_id": new.application_id,
-            "application_name": new.application_name,
-            "recovery_attempts": new.recovery_attempts,
-            "queue_name": new.queue_name,
-            "timeout_ms": new.timeout_ms,
-            "deadline_epoch_ms": new.deadline_epoch_ms,
-            "deduplication_id": new.deduplication_id,
-            "priority": new.priority,
-            "queue_partition_key": new.queue_partition_key,
-            "parent_workflow_id": new.parent_workflow_id,
-            "serialization": new.serialization,
-            "delay_until_epoch_ms": new.delay_until_epoch_ms,
-            "owner_xid": new.owner_xid,
-            "creator_xid": new.creator_xid,
-            "forked_from": new.forked_from,
-            "inputs": new.inputs,
-        }
-        query = self.q.init_workflow
-        if parent is not None:
-            query = self.q.init_child_workflow
-            params.update(
-                parent_id=parent.workflow_id,
-                parent_owner_xid=parent.owner_xid,
-                parent_function_id=parent.function_id,
-                parent_function_name=parent.function_name,
-                parent_started_at=parent.started_at_ms,
-                parent_application_name=parent.application_name,
-            )
+        params = new_workflow_params(new, parent)
+        query = self.q.init_child_workflow if parent is not None else self.q.init_workflow
         try:
             row = await self._fetchone(query, params)
         except SystemDatabaseError as error:
@@ -347,24 +320,12 @@ class PostgresSystemDatabase:
 
     async def load_steps(self, workflow_id: str) -> dict[int, RecordedStep]:
         rows = await self._fetchall(self.q.load_steps, {"workflow_id": workflow_id})
-        return {row[0]: _recorded_step(row) for row in rows}
+        return {row[0]: recorded_step(row) for row in rows}
 
     async def record_step(
         self, owner_xid: str, step: RecordedStep, *, workflow_id: str, application_name: str | None
     ) -> None:
-        params = {
-            "workflow_id": workflow_id,
-            "owner_xid": owner_xid,
-            "function_id": step.function_id,
-            "function_name": step.function_name,
-            "output": step.output,
-            "error": step.error,
-            "serialization": step.serialization,
-            "child_workflow_id": step.child_workflow_id,
-            "started_at": step.started_at_ms,
-            "completed_at": step.completed_at_ms,
-            "application_name": application_name,
-        }
+        params = step_params(workflow_id, owner_xid, step, application_name)
         if await self._fetchone(self.q.record_step, params) is not None:
             return
         row = await self._fetchone(self.q.diagnose_step_write, params)
@@ -412,15 +373,15 @@ class PostgresSystemDatabase:
         return rows[0] if rows else None
 
     async def list_workflows(self, filters: WorkflowFilters) -> list[WorkflowRow]:
-        query, params = _list_workflows_query(self.q.schema, filters)
+        query, params = list_workflows_query(filters, self._listing)
         rows = await self._fetchall(query, params, prepare=False)
-        return [_workflow_row(row) for row in rows]
+        return [workflow_row(row) for row in rows]
 
     async def list_steps(
         self, workflow_id: str, *, limit: int | None = None, offset: int | None = None
     ) -> list[RecordedStep]:
         rows = await self._fetchall(self.q.load_steps, {"workflow_id": workflow_id})
-        steps = [_recorded_step(row) for row in rows]
+        steps = [recorded_step(row) for row in rows]
         start = offset or 0
         return steps[start : None if limit is None else start + limit]
 
@@ -466,24 +427,7 @@ class PostgresSystemDatabase:
         return changed > 0
 
     async def upsert_queue(self, config: QueueConfig, *, overwrite: bool) -> None:
-        limiter, partition_limiter = config.limiter, config.partition_limiter
-        params = {
-            "name": config.name,
-            "concurrency": config.global_concurrency,
-            "worker_concurrency": config.worker_concurrency,
-            "rate_limit_max": limiter.limit if limiter else None,
-            "rate_limit_period_sec": limiter.period if limiter else None,
-            "partitioned": config.partitioned,
-            "polling_interval_sec": config.polling_interval_sec,
-            "application_name": config.application_name,
-            "partition_concurrency": config.partition_concurrency,
-            "partition_worker_concurrency": config.partition_worker_concurrency,
-            "partition_rate_limit_max": partition_limiter.limit if partition_limiter else None,
-            "partition_rate_limit_period_sec": partition_limiter.period
-            if partition_limiter
-            else None,
-            "overwrite": overwrite,
-        }
+        params = queue_params(config, overwrite)
         async with self.transaction() as conn:
             await conn.execute(self.q.upsert_queue, params)
             cur = await conn.execute(self.q.queue_owner, params)
@@ -496,11 +440,11 @@ class PostgresSystemDatabase:
 
     async def list_queues(self, application_name: str | None) -> list[QueueConfig]:
         rows = await self._fetchall(self.q.list_queues, {"application_name": application_name})
-        return [_queue_config(row) for row in rows]
+        return [queue_config(row) for row in rows]
 
     async def get_queue(self, name: str) -> QueueConfig | None:
         row = await self._fetchone(self.q.get_queue, {"name": name})
-        return None if row is None else _queue_config(row)
+        return None if row is None else queue_config(row)
 
     async def delete_queue(self, name: str) -> bool:
         return await self._execute(self.q.delete_queue, {"name": name}) > 0
@@ -584,7 +528,7 @@ class PostgresSystemDatabase:
                 created_at=row[11],
                 steps=None
                 if row[12] is None
-                else {step[0]: _recorded_step(step) for step in row[12]},
+                else {step[0]: recorded_step(step) for step in row[12]},
             )
             for row in rows
         ]
@@ -821,149 +765,28 @@ class PostgresSystemDatabase:
         return row is not None
 
 
-def _recorded_step(row: tuple[Any, ...] | list[Any]) -> RecordedStep:
-    return RecordedStep(
-        function_id=row[0],
-        function_name=row[1],
-        output=row[2],
-        error=row[3],
-        serialization=row[4],
-        child_workflow_id=row[5],
-        started_at_ms=row[6],
-        completed_at_ms=row[7],
-    )
+class PostgresListing:
+    """PostgreSQL's spelling of the listing query's dialect-specific parts."""
 
+    placeholder = "%s"
 
-_WORKFLOW_COLUMNS = (
-    "ws.workflow_uuid, ws.status, ws.name, ws.class_name, ws.config_name, "
-    "ws.authenticated_user, ws.assumed_role, ws.authenticated_roles, {inputs}, {output}, "
-    "{error}, ws.serialization, ws.executor_id, ws.created_at, ws.updated_at, "
-    "ws.application_version, ws.application_id, ws.application_name, ws.recovery_attempts, "
-    "ws.queue_name, ws.workflow_timeout_ms, ws.workflow_deadline_epoch_ms, "
-    "ws.started_at_epoch_ms, ws.deduplication_id, ws.priority, ws.queue_partition_key, "
-    "ws.forked_from, ws.was_forked_from, ws.parent_workflow_id, ws.delay_until_epoch_ms, "
-    "ws.completed_at, ws.owner_xid"
-)
+    def __init__(self, quoted_schema: str) -> None:
+        self.table_prefix = quoted_schema + "."
 
+    def member_of(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(%s)", [list(values)]
 
-def _workflow_row(row: tuple[Any, ...]) -> WorkflowRow:
-    names = [
-        "workflow_id",
-        "status",
-        "name",
-        "class_name",
-        "config_name",
-        "authenticated_user",
-        "assumed_role",
-        "authenticated_roles",
-        "inputs",
-        "output",
-        "error",
-        "serialization",
-        "executor_id",
-        "created_at",
-        "updated_at",
-        "application_version",
-        "application_id",
-        "application_name",
-        "recovery_attempts",
-        "queue_name",
-        "workflow_timeout_ms",
-        "workflow_deadline_epoch_ms",
-        "started_at_epoch_ms",
-        "deduplication_id",
-        "priority",
-        "queue_partition_key",
-        "forked_from",
-        "was_forked_from",
-        "parent_workflow_id",
-        "delay_until_epoch_ms",
-        "completed_at",
-        "owner_xid",
-    ]
-    return WorkflowRow(**dict(zip(names, row, strict=True)))
+    def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return f"{column} LIKE %s", [escaped + "%"]
 
+    def boolean(self, value: bool) -> Any:
+        return value
 
-def _list_workflows_query(schema: str, f: WorkflowFilters) -> tuple[sql.Composed, list[Any]]:
-    """The listing query for ``f``: one WHERE clause per set filter, values as parameters."""
-    conditions: list[sql.Composable] = []
-    params: list[Any] = []
-
-    def add(condition: str, *values: Any) -> None:
-        conditions.append(sql.SQL(condition))
-        params.extend(values)
-
-    for column, values in (
-        ("ws.workflow_uuid", f.workflow_ids),
-        ("ws.status", f.statuses),
-        ("ws.name", f.names),
-        ("ws.application_version", f.app_versions),
-        ("ws.queue_name", f.queue_names),
-        ("ws.executor_id", f.executor_ids),
-        ("ws.forked_from", f.forked_from),
-        ("ws.parent_workflow_id", f.parent_workflow_ids),
-        ("ws.authenticated_user", f.users),
-        ("ws.application_name", f.application_names),
-    ):
-        if values is not None:
-            add(f"{column} = ANY(%s)", list(values))
-    if f.application_names is None and f.scope_application is not None:
-        add("(ws.application_name = %s OR ws.application_name IS NULL)", f.scope_application)
-    if f.workflow_id_prefix is not None:
-        escaped = f.workflow_id_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        add("ws.workflow_uuid LIKE %s", escaped + "%")
-    for column, bound, operator in (
-        ("ws.created_at", f.created_after_ms, ">="),
-        ("ws.created_at", f.created_before_ms, "<="),
-        ("ws.completed_at", f.completed_after_ms, ">="),
-        ("ws.completed_at", f.completed_before_ms, "<="),
-        ("ws.started_at_epoch_ms", f.dequeued_after_ms, ">="),
-        ("ws.started_at_epoch_ms", f.dequeued_before_ms, "<="),
-    ):
-        if bound is not None:
-            add(f"{column} {operator} %s", bound)
-    if f.queues_only:
-        add("ws.queue_name IS NOT NULL")
-    if f.was_forked_from is not None:
-        add("ws.was_forked_from = %s", f.was_forked_from)
-    if f.has_parent is not None:
-        add(
-            "ws.parent_workflow_id IS NOT NULL" if f.has_parent else "ws.parent_workflow_id IS NULL"
-        )
-    columns = _WORKFLOW_COLUMNS.format(
-        inputs="COALESCE(wi.inputs, ws.inputs)" if f.load_input else "NULL",
-        output="COALESCE(wo.output, ws.output)" if f.load_output else "NULL",
-        error="COALESCE(wo.error, ws.error)" if f.load_output else "NULL",
-    )
-    query = sql.SQL(
-        "SELECT " + columns + " FROM {schema}.workflow_status AS ws "
-        "LEFT JOIN {schema}.workflow_input AS wi ON wi.workflow_uuid = ws.workflow_uuid "
-        "LEFT JOIN {schema}.workflow_output AS wo ON wo.workflow_uuid = ws.workflow_uuid"
-    ).format(schema=sql.SQL(schema))
-    if conditions:
-        query = query + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(conditions)
-    order = "DESC" if f.sort_desc else "ASC"
-    query = query + sql.SQL(f" ORDER BY ws.created_at {order}, ws.workflow_uuid {order}")
-    if f.limit is not None:
-        query = query + sql.SQL(" LIMIT %s")
-        params.append(f.limit)
-    if f.offset is not None:
-        query = query + sql.SQL(" OFFSET %s")
-        params.append(f.offset)
-    return query, params
-
-
-def _queue_config(row: tuple[Any, ...]) -> QueueConfig:
-    return QueueConfig(
-        name=row[0],
-        global_concurrency=row[1],
-        worker_concurrency=row[2],
-        limiter=RateLimit(row[3], row[4]) if row[3] is not None and row[4] is not None else None,
-        partition_concurrency=row[5],
-        partition_worker_concurrency=row[6],
-        partition_limiter=(
-            RateLimit(row[7], row[8]) if row[7] is not None and row[8] is not None else None
-        ),
-        polling_interval_sec=row[9],
-        application_name=row[10],
-    )
+    def paging(self, limit: int | None, offset: int | None) -> tuple[str, list[Any]]:
+        clause, params = "", []
+        if limit is not None:
+            clause, params = " LIMIT %s", [limit]
+        if offset is not None:
+            clause, params = clause + " OFFSET %s", [*params, offset]
+        return clause, params

@@ -40,7 +40,7 @@ from ..._errors import (
     DBOSWorkflowCancelledError,
     DBOSWorkflowConflictIDError,
 )
-from ...core.admission import QueueConfig, RateLimit
+from ...core.admission import QueueConfig
 from ..protocol import BackgroundTask, QueueContention
 from ..records import (
     CANCELLED,
@@ -56,6 +56,15 @@ from ..records import (
     WorkflowFilters,
     WorkflowRow,
 )
+from ..rows import (
+    list_workflows_query,
+    new_workflow_params,
+    queue_config,
+    queue_params,
+    recorded_step,
+    step_params,
+    workflow_row,
+)
 from ..wakeups import WakeupRegistry, event_key, message_key, stream_key
 from . import migrate
 from .connection import (
@@ -67,7 +76,7 @@ from .connection import (
     is_foreign_key_violation,
     is_unique_violation,
 )
-from .listing import list_workflows_query, workflow_row
+from .listing import SQLITE_LISTING
 from .peers import Peers
 from .queries import Queries
 
@@ -216,42 +225,7 @@ class SQLiteSystemDatabase:
     # --- workflows -------------------------------------------------------------------
 
     async def init_workflow(self, new: NewWorkflow, parent: ParentStep | None) -> InitResult:
-        params: dict[str, Any] = {
-            "workflow_id": new.workflow_id,
-            "status": new.status,
-            "name": new.name,
-            "class_name": new.class_name,
-            "config_name": new.config_name,
-            "authenticated_user": new.authenticated_user,
-            "authenticated_roles": new.authenticated_roles,
-            "executor_id": new.executor_id,
-            "created_at": new.created_at_ms,
-            "application_version": new.application_version,
-            "application_id": new.application_id,
-            "application_name": new.application_name,
-            "recovery_attempts": new.recovery_attempts,
-            "queue_name": new.queue_name,
-            "timeout_ms": new.timeout_ms,
-            "deadline_epoch_ms": new.deadline_epoch_ms,
-            "deduplication_id": new.deduplication_id,
-            "priority": new.priority,
-            "queue_partition_key": new.queue_partition_key,
-            "parent_workflow_id": new.parent_workflow_id,
-            "serialization": new.serialization,
-            "delay_until_epoch_ms": new.delay_until_epoch_ms,
-            "owner_xid": new.owner_xid,
-            "creator_xid": new.creator_xid,
-            "forked_from": new.forked_from,
-            "inputs": new.inputs,
-        }
-        if parent is not None:
-            params.update(
-                parent_id=parent.workflow_id,
-                parent_function_id=parent.function_id,
-                parent_function_name=parent.function_name,
-                parent_started_at=parent.started_at_ms,
-                parent_application_name=parent.application_name,
-            )
+        params = new_workflow_params(new, parent)
 
         def init(raw: sqlite3.Connection) -> InitResult:
             if parent is not None:
@@ -292,23 +266,12 @@ class SQLiteSystemDatabase:
 
     async def load_steps(self, workflow_id: str) -> dict[int, RecordedStep]:
         rows = await self._fetchall(self.q.load_steps, {"workflow_id": workflow_id})
-        return {row[0]: _recorded_step(row) for row in rows}
+        return {row[0]: recorded_step(row) for row in rows}
 
     async def record_step(
         self, owner_xid: str, step: RecordedStep, *, workflow_id: str, application_name: str | None
     ) -> None:
-        params = {
-            "workflow_id": workflow_id,
-            "function_id": step.function_id,
-            "function_name": step.function_name,
-            "output": step.output,
-            "error": step.error,
-            "serialization": step.serialization,
-            "child_workflow_id": step.child_workflow_id,
-            "started_at": step.started_at_ms,
-            "completed_at": step.completed_at_ms,
-            "application_name": application_name,
-        }
+        params = step_params(workflow_id, owner_xid, step, application_name)
 
         def record(raw: sqlite3.Connection) -> None:
             self._check_owner(raw, workflow_id, owner_xid)
@@ -361,7 +324,7 @@ class SQLiteSystemDatabase:
         return rows[0] if rows else None
 
     async def list_workflows(self, filters: WorkflowFilters) -> list[WorkflowRow]:
-        query, params = list_workflows_query(filters)
+        query, params = list_workflows_query(filters, SQLITE_LISTING)
 
         def run(raw: sqlite3.Connection) -> list[Row]:
             rows: list[Row] = raw.execute(query, params).fetchall()
@@ -373,7 +336,7 @@ class SQLiteSystemDatabase:
         self, workflow_id: str, *, limit: int | None = None, offset: int | None = None
     ) -> list[RecordedStep]:
         rows = await self._fetchall(self.q.load_steps, {"workflow_id": workflow_id})
-        steps = [_recorded_step(row) for row in rows]
+        steps = [recorded_step(row) for row in rows]
         start = offset or 0
         return steps[start : None if limit is None else start + limit]
 
@@ -423,24 +386,7 @@ class SQLiteSystemDatabase:
         return changed > 0
 
     async def upsert_queue(self, config: QueueConfig, *, overwrite: bool) -> None:
-        limiter, partition_limiter = config.limiter, config.partition_limiter
-        params = {
-            "name": config.name,
-            "concurrency": config.global_concurrency,
-            "worker_concurrency": config.worker_concurrency,
-            "rate_limit_max": limiter.limit if limiter else None,
-            "rate_limit_period_sec": limiter.period if limiter else None,
-            "partitioned": config.partitioned,
-            "polling_interval_sec": config.polling_interval_sec,
-            "application_name": config.application_name,
-            "partition_concurrency": config.partition_concurrency,
-            "partition_worker_concurrency": config.partition_worker_concurrency,
-            "partition_rate_limit_max": partition_limiter.limit if partition_limiter else None,
-            "partition_rate_limit_period_sec": partition_limiter.period
-            if partition_limiter
-            else None,
-            "overwrite": overwrite,
-        }
+        params = queue_params(config, overwrite)
 
         def upsert(raw: sqlite3.Connection) -> Row | None:
             raw.execute(self.q.upsert_queue, params)
@@ -455,11 +401,11 @@ class SQLiteSystemDatabase:
 
     async def list_queues(self, application_name: str | None) -> list[QueueConfig]:
         rows = await self._fetchall(self.q.list_queues, {"application_name": application_name})
-        return [_queue_config(row) for row in rows]
+        return [queue_config(row) for row in rows]
 
     async def get_queue(self, name: str) -> QueueConfig | None:
         row = await self._fetchone(self.q.get_queue, {"name": name})
-        return None if row is None else _queue_config(row)
+        return None if row is None else queue_config(row)
 
     async def delete_queue(self, name: str) -> bool:
         return await self._execute(self.q.delete_queue, {"name": name}) > 0
@@ -810,32 +756,3 @@ class SQLiteSystemDatabase:
 
         forked: bool = await self._db.write(fork)
         return forked
-
-
-def _recorded_step(row: Row) -> RecordedStep:
-    return RecordedStep(
-        function_id=row[0],
-        function_name=row[1],
-        output=row[2],
-        error=row[3],
-        serialization=row[4],
-        child_workflow_id=row[5],
-        started_at_ms=row[6],
-        completed_at_ms=row[7],
-    )
-
-
-def _queue_config(row: Row) -> QueueConfig:
-    return QueueConfig(
-        name=row[0],
-        global_concurrency=row[1],
-        worker_concurrency=row[2],
-        limiter=RateLimit(row[3], row[4]) if row[3] is not None and row[4] is not None else None,
-        partition_concurrency=row[5],
-        partition_worker_concurrency=row[6],
-        partition_limiter=(
-            RateLimit(row[7], row[8]) if row[7] is not None and row[8] is not None else None
-        ),
-        polling_interval_sec=row[9],
-        application_name=row[10],
-    )

@@ -1,0 +1,272 @@
+"""What both backends share: statement parameters from records, records from rows, and the
+workflow listing query.
+
+Both ``queries.sql`` files name their parameters alike and select their columns in the
+same order, so turning a record into parameters (and a row back into a record) is one
+piece of code, and the backends differ only where their SQL dialects do. The listing
+query is built here too, from one list of filters, with the few dialect differences
+(list membership, prefix match, placeholders, booleans, paging) supplied by the backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from ..core.admission import QueueConfig, RateLimit
+from .records import NewWorkflow, ParentStep, RecordedStep, WorkflowFilters, WorkflowRow
+
+
+def new_workflow_params(new: NewWorkflow, parent: ParentStep | None) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "workflow_id": new.workflow_id,
+        "status": new.status,
+        "name": new.name,
+        "class_name": new.class_name,
+        "config_name": new.config_name,
+        "authenticated_user": new.authenticated_user,
+        "authenticated_roles": new.authenticated_roles,
+        "executor_id": new.executor_id,
+        "created_at": new.created_at_ms,
+        "application_version": new.application_version,
+        "application_id": new.application_id,
+        "application_name": new.application_name,
+        "recovery_attempts": new.recovery_attempts,
+        "queue_name": new.queue_name,
+        "timeout_ms": new.timeout_ms,
+        "deadline_epoch_ms": new.deadline_epoch_ms,
+        "deduplication_id": new.deduplication_id,
+        "priority": new.priority,
+        "queue_partition_key": new.queue_partition_key,
+        "parent_workflow_id": new.parent_workflow_id,
+        "serialization": new.serialization,
+        "delay_until_epoch_ms": new.delay_until_epoch_ms,
+        "owner_xid": new.owner_xid,
+        "creator_xid": new.creator_xid,
+        "forked_from": new.forked_from,
+        "inputs": new.inputs,
+    }
+    if parent is not None:
+        params.update(
+            parent_id=parent.workflow_id,
+            parent_owner_xid=parent.owner_xid,
+            parent_function_id=parent.function_id,
+            parent_function_name=parent.function_name,
+            parent_started_at=parent.started_at_ms,
+            parent_application_name=parent.application_name,
+        )
+    return params
+
+
+def step_params(
+    workflow_id: str, owner_xid: str, step: RecordedStep, application_name: str | None
+) -> dict[str, Any]:
+    return {
+        "workflow_id": workflow_id,
+        "owner_xid": owner_xid,
+        "function_id": step.function_id,
+        "function_name": step.function_name,
+        "output": step.output,
+        "error": step.error,
+        "serialization": step.serialization,
+        "child_workflow_id": step.child_workflow_id,
+        "started_at": step.started_at_ms,
+        "completed_at": step.completed_at_ms,
+        "application_name": application_name,
+    }
+
+
+def queue_params(config: QueueConfig, overwrite: bool) -> dict[str, Any]:
+    limiter, partition_limiter = config.limiter, config.partition_limiter
+    return {
+        "name": config.name,
+        "concurrency": config.global_concurrency,
+        "worker_concurrency": config.worker_concurrency,
+        "rate_limit_max": limiter.limit if limiter else None,
+        "rate_limit_period_sec": limiter.period if limiter else None,
+        "partitioned": config.partitioned,
+        "polling_interval_sec": config.polling_interval_sec,
+        "application_name": config.application_name,
+        "partition_concurrency": config.partition_concurrency,
+        "partition_worker_concurrency": config.partition_worker_concurrency,
+        "partition_rate_limit_max": partition_limiter.limit if partition_limiter else None,
+        "partition_rate_limit_period_sec": partition_limiter.period if partition_limiter else None,
+        "overwrite": overwrite,
+    }
+
+
+def recorded_step(row: Sequence[Any]) -> RecordedStep:
+    """A checkpoint from (function_id, function_name, output, error, serialization,
+    child_workflow_id, started_at_epoch_ms, completed_at_epoch_ms)."""
+    return RecordedStep(
+        function_id=row[0],
+        function_name=row[1],
+        output=row[2],
+        error=row[3],
+        serialization=row[4],
+        child_workflow_id=row[5],
+        started_at_ms=row[6],
+        completed_at_ms=row[7],
+    )
+
+
+def _rate_limit(limit: int | None, period: float | None) -> RateLimit | None:
+    return RateLimit(limit, period) if limit is not None and period is not None else None
+
+
+def queue_config(row: Sequence[Any]) -> QueueConfig:
+    """A queue from (name, concurrency, worker_concurrency, rate_limit_max,
+    rate_limit_period_sec, partition_concurrency, partition_worker_concurrency,
+    partition_rate_limit_max, partition_rate_limit_period_sec, polling_interval_sec,
+    application_name) — loaded as stored, never re-validated (another SDK may have
+    written it)."""
+    return QueueConfig(
+        name=row[0],
+        global_concurrency=row[1],
+        worker_concurrency=row[2],
+        limiter=_rate_limit(row[3], row[4]),
+        partition_concurrency=row[5],
+        partition_worker_concurrency=row[6],
+        partition_limiter=_rate_limit(row[7], row[8]),
+        polling_interval_sec=row[9],
+        application_name=row[10],
+    )
+
+
+# --- the workflow listing ----------------------------------------------------------------
+
+WORKFLOW_FIELDS = [
+    "workflow_id",
+    "status",
+    "name",
+    "class_name",
+    "config_name",
+    "authenticated_user",
+    "assumed_role",
+    "authenticated_roles",
+    "inputs",
+    "output",
+    "error",
+    "serialization",
+    "executor_id",
+    "created_at",
+    "updated_at",
+    "application_version",
+    "application_id",
+    "application_name",
+    "recovery_attempts",
+    "queue_name",
+    "workflow_timeout_ms",
+    "workflow_deadline_epoch_ms",
+    "started_at_epoch_ms",
+    "deduplication_id",
+    "priority",
+    "queue_partition_key",
+    "forked_from",
+    "was_forked_from",
+    "parent_workflow_id",
+    "delay_until_epoch_ms",
+    "completed_at",
+    "owner_xid",
+]
+_WAS_FORKED_FROM = WORKFLOW_FIELDS.index("was_forked_from")
+
+_COLUMNS = (
+    "ws.workflow_uuid, ws.status, ws.name, ws.class_name, ws.config_name, "
+    "ws.authenticated_user, ws.assumed_role, ws.authenticated_roles, {inputs}, {output}, "
+    "{error}, ws.serialization, ws.executor_id, ws.created_at, ws.updated_at, "
+    "ws.application_version, ws.application_id, ws.application_name, ws.recovery_attempts, "
+    "ws.queue_name, ws.workflow_timeout_ms, ws.workflow_deadline_epoch_ms, "
+    "ws.started_at_epoch_ms, ws.deduplication_id, ws.priority, ws.queue_partition_key, "
+    "ws.forked_from, ws.was_forked_from, ws.parent_workflow_id, ws.delay_until_epoch_ms, "
+    "ws.completed_at, ws.owner_xid"
+)
+
+
+def workflow_row(row: Sequence[Any]) -> WorkflowRow:
+    """A listed row, in ``WORKFLOW_FIELDS`` order (booleans may come back as 0/1)."""
+    values = list(row)
+    flag = values[_WAS_FORKED_FROM]
+    values[_WAS_FORKED_FROM] = None if flag is None else bool(flag)
+    return WorkflowRow(**dict(zip(WORKFLOW_FIELDS, values, strict=True)))
+
+
+class ListingDialect(Protocol):
+    """How one backend spells the parts of the listing query that differ."""
+
+    placeholder: str
+    table_prefix: str  # the (quoted) schema and a dot, or nothing
+
+    def member_of(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]: ...
+
+    def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]: ...
+
+    def boolean(self, value: bool) -> Any: ...
+
+    def paging(self, limit: int | None, offset: int | None) -> tuple[str, list[Any]]: ...
+
+
+def list_workflows_query(f: WorkflowFilters, dialect: ListingDialect) -> tuple[str, list[Any]]:
+    """The listing query for ``f``: one WHERE clause per set filter, values as parameters,
+    newest or oldest first by creation time (then id, for a total order)."""
+    conditions: list[str] = []
+    params: list[Any] = []
+    p = dialect.placeholder
+
+    def add(condition: str, *values: Any) -> None:
+        conditions.append(condition)
+        params.extend(values)
+
+    for column, values in (
+        ("ws.workflow_uuid", f.workflow_ids),
+        ("ws.status", f.statuses),
+        ("ws.name", f.names),
+        ("ws.application_version", f.app_versions),
+        ("ws.queue_name", f.queue_names),
+        ("ws.executor_id", f.executor_ids),
+        ("ws.forked_from", f.forked_from),
+        ("ws.parent_workflow_id", f.parent_workflow_ids),
+        ("ws.authenticated_user", f.users),
+        ("ws.application_name", f.application_names),
+    ):
+        if values is not None:
+            condition, condition_params = dialect.member_of(column, values)
+            add(condition, *condition_params)
+    if f.application_names is None and f.scope_application is not None:
+        add(f"(ws.application_name = {p} OR ws.application_name IS NULL)", f.scope_application)
+    if f.workflow_id_prefix is not None:
+        condition, condition_params = dialect.starts_with("ws.workflow_uuid", f.workflow_id_prefix)
+        add(condition, *condition_params)
+    for column, bound, operator in (
+        ("ws.created_at", f.created_after_ms, ">="),
+        ("ws.created_at", f.created_before_ms, "<="),
+        ("ws.completed_at", f.completed_after_ms, ">="),
+        ("ws.completed_at", f.completed_before_ms, "<="),
+        ("ws.started_at_epoch_ms", f.dequeued_after_ms, ">="),
+        ("ws.started_at_epoch_ms", f.dequeued_before_ms, "<="),
+    ):
+        if bound is not None:
+            add(f"{column} {operator} {p}", bound)
+    if f.queues_only:
+        add("ws.queue_name IS NOT NULL")
+    if f.was_forked_from is not None:
+        add(f"ws.was_forked_from = {p}", dialect.boolean(f.was_forked_from))
+    if f.has_parent is not None:
+        add(f"ws.parent_workflow_id IS {'NOT ' if f.has_parent else ''}NULL")
+    columns = _COLUMNS.format(
+        inputs="COALESCE(wi.inputs, ws.inputs)" if f.load_input else "NULL",
+        output="COALESCE(wo.output, ws.output)" if f.load_output else "NULL",
+        error="COALESCE(wo.error, ws.error)" if f.load_output else "NULL",
+    )
+    t = dialect.table_prefix
+    query = (
+        f"SELECT {columns} FROM {t}workflow_status AS ws "
+        f"LEFT JOIN {t}workflow_input AS wi ON wi.workflow_uuid = ws.workflow_uuid "
+        f"LEFT JOIN {t}workflow_output AS wo ON wo.workflow_uuid = ws.workflow_uuid"
+    )
+    if conditions:
+        query += " WHERE " + " AND ".join(conditions)
+    order = "DESC" if f.sort_desc else "ASC"
+    query += f" ORDER BY ws.created_at {order}, ws.workflow_uuid {order}"
+    paging, paging_params = dialect.paging(f.limit, f.offset)
+    return query + paging, params + paging_params
