@@ -33,7 +33,7 @@ import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import attrs
 import trio
@@ -53,7 +53,7 @@ from ._executor import Runtime
 from ._serialization import PICKLE, PORTABLE_JSON, Codec, PickleSerializer, Serializer
 from ._status import StepInfo, WorkflowStatus, step_info, workflow_status
 from .engine import fork, management
-from .engine.outcomes import raise_or_return, wait_for_outcome
+from .engine.handle import StoredWorkflowHandle
 from .engine.streams import BATCH_SIZE, CLOSED_MARKER, TERMINATION_RECHECK_SECONDS
 from .engine.workflow import check_same_workflow
 from .sysdb.protocol import SystemDatabase
@@ -164,35 +164,11 @@ class EnqueueOptions:
             )
 
 
-class ClientWorkflowHandle(Generic[R]):
-    """A handle on a workflow, held by a client: its id, status and (polled) result."""
+class ClientWorkflowHandle(StoredWorkflowHandle[R]):
+    """A handle on a workflow, held by a client: its id, status and (polled) result.
 
-    def __init__(self, runtime: Runtime, workflow_id: str) -> None:
-        self._runtime = runtime
-        self._workflow_id = workflow_id
-
-    @property
-    def workflow_id(self) -> str:
-        return self._workflow_id
-
-    def get_workflow_id(self) -> str:
-        return self._workflow_id
-
-    def __repr__(self) -> str:
-        return f"ClientWorkflowHandle({self._workflow_id!r})"
-
-    async def get_status(self) -> WorkflowStatus:
-        """The workflow's current status (raises if the workflow no longer exists)."""
-        row = await self._runtime.sysdb.get_workflow(self._workflow_id)
-        if row is None:
-            raise DBOSNonExistentWorkflowError("target", self._workflow_id)
-        return workflow_status(self._runtime.codec, row)
-
-    async def get_result(self) -> R:
-        """Wait for the workflow to finish (polling); return its result or raise its error."""
-        outcome = await wait_for_outcome(self._runtime, self._workflow_id)
-        value: R = raise_or_return(self._runtime, self._workflow_id, outcome)
-        return value
+    Nothing a client does is checkpointed, even from inside a workflow body.
+    """
 
 
 class Client:

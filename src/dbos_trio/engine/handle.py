@@ -26,22 +26,19 @@ from .outcomes import raise_or_return, wait_for_outcome
 from .workflow import get_result_in_workflow
 
 if TYPE_CHECKING:
-    from .._executor import Executor, LocalExecution
+    from .._executor import Executor, LocalExecution, Runtime
 
 R = TypeVar("R")
 
 WAIT_FIRST = "DBOS.waitFirst"
 
 
-class WorkflowHandle(Generic[R]):
-    """A started, enqueued or retrieved workflow."""
+class StoredWorkflowHandle(Generic[R]):
+    """A workflow known by its id: its status, and its result read from the database."""
 
-    def __init__(
-        self, executor: Executor, workflow_id: str, local: LocalExecution | None = None
-    ) -> None:
-        self._executor = executor
+    def __init__(self, runtime: Runtime, workflow_id: str) -> None:
+        self._runtime = runtime
         self._workflow_id = workflow_id
-        self._local = local
 
     @property
     def workflow_id(self) -> str:
@@ -51,17 +48,38 @@ class WorkflowHandle(Generic[R]):
         return self._workflow_id
 
     def __repr__(self) -> str:
-        return f"WorkflowHandle({self._workflow_id!r})"
+        return f"{type(self).__name__}({self._workflow_id!r})"
 
     async def get_status(self) -> WorkflowStatus:
         """The workflow's current status row (raises if the workflow no longer exists)."""
-        row = await self._executor.sysdb.get_workflow(self._workflow_id)
+        row = await self._runtime.sysdb.get_workflow(self._workflow_id)
         if row is None:
             raise DBOSNonExistentWorkflowError("target", self._workflow_id)
-        return workflow_status(self._executor.codec, row)
+        return workflow_status(self._runtime.codec, row)
 
     async def get_result(self) -> R:
-        """Wait for the workflow to finish; return its result or raise its error."""
+        """Wait for the workflow to finish (polling); return its result or raise its error."""
+        outcome = await wait_for_outcome(self._runtime, self._workflow_id)
+        value: R = raise_or_return(self._runtime, self._workflow_id, outcome)
+        return value
+
+
+class WorkflowHandle(StoredWorkflowHandle[R]):
+    """A started, enqueued or retrieved workflow, seen from a launched executor."""
+
+    def __init__(
+        self, executor: Executor, workflow_id: str, local: LocalExecution | None = None
+    ) -> None:
+        super().__init__(executor, workflow_id)
+        self._executor = executor
+        self._local = local
+
+    async def get_result(self) -> R:
+        """Wait for the workflow to finish; return its result or raise its error.
+
+        From a workflow body the wait is a ``DBOS.getResult`` checkpoint; a workflow running
+        in this process is awaited through its event, anything else by polling.
+        """
         executor = self._executor
         ctx = workflow_outside_steps()
         if ctx is not None:
@@ -76,9 +94,7 @@ class WorkflowHandle(Generic[R]):
                     raise local.raised
                 returned: R = local.returned
                 return returned
-        outcome = await wait_for_outcome(executor, self._workflow_id)
-        value: R = raise_or_return(executor, self._workflow_id, outcome)
-        return value
+        return await super().get_result()
 
 
 def handle_for(executor: Executor, workflow_id: str) -> WorkflowHandle[Any]:
