@@ -10,17 +10,17 @@ connection usable.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
 import trio
+from backends import connected
 from pg_support import fresh_database
 from psycopg import pq
 
-from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
+from dbos_trio.sysdb.postgres.driver import TrioConnection
 
 IDLE = pq.TransactionStatus.IDLE
 
@@ -34,15 +34,6 @@ QUERY = (
 def database_url() -> Iterator[str]:
     with fresh_database("driver_prepared") as url:
         yield url
-
-
-@asynccontextmanager
-async def connected(url: str) -> AsyncIterator[TrioConnection]:
-    conn = await connect(url, autocommit=True)
-    try:
-        yield conn
-    finally:
-        await conn.close()
 
 
 async def prepared_names(conn: TrioConnection) -> list[str]:
