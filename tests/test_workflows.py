@@ -594,3 +594,29 @@ async def test_an_app_version_enqueue_option_pins_the_version_of_a_started_workf
             await pinned()
     assert (await status_row(dbos_url, "pinned-1"))["application_version"] == "other-version"
     assert (await status_row(dbos_url, "unpinned-1"))["application_version"] == "v1"
+
+
+async def test_management_calls_from_a_workflow_body_are_checkpoints_with_cross_sdk_names(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    dbos = make_dbos()
+    listed: list[int] = []
+
+    @dbos.workflow()
+    async def inspector() -> None:
+        listed.append(len(await dbos.list_workflows()))
+        listed.append(len(await dbos.list_queued_workflows()))
+        await dbos.get_workflow_status("inspector-1")
+
+    async with dbos.launched():
+        with SetWorkflowID("inspector-1"):
+            await inspector()
+        # Replaying from the stored row answers from the checkpoints, not the database.
+        await reexecute(dbos, dbos_url, inspector, "inspector-1")
+
+    assert [name for _, name, _ in await steps_of(dbos_url, "inspector-1")] == [
+        "DBOS.listWorkflows",
+        "DBOS.listQueuedWorkflows",
+        "DBOS.getStatus",
+    ]
+    assert listed[:2] == listed[2:]

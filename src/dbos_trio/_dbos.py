@@ -392,7 +392,7 @@ class DBOS:
         """Queued workflows (DELAYED, ENQUEUED, PENDING on a queue) unless filtered otherwise."""
         filters.setdefault("status", ["DELAYED", "ENQUEUED", "PENDING"])
         filters["queues_only"] = True
-        return self.list_workflows(**filters)
+        return self._list_workflows("list_queued_workflows", "DBOS.listQueuedWorkflows", filters)
 
     # --- introspection and management ------------------------------------------------
 
@@ -418,14 +418,19 @@ class DBOS:
         return durable.as_step(executor, "DBOS.listWorkflowSteps", read)
 
     def list_workflows(self, **filters: Any) -> Coroutine[Any, Any, list[WorkflowStatus]]:
-        executor = self._require_executor("list_workflows")
+        return self._list_workflows("list_workflows", "DBOS.listWorkflows", filters)
+
+    def _list_workflows(
+        self, operation: str, step_name: str, filters: dict[str, Any]
+    ) -> Coroutine[Any, Any, list[WorkflowStatus]]:
+        executor = self._require_executor(operation)
         query = WorkflowFilters(scope_application=executor.app_name, **_normalize_filters(filters))
 
         async def read() -> list[WorkflowStatus]:
             rows = await executor.sysdb.list_workflows(query)
             return [workflow_status(executor.codec, row) for row in rows]
 
-        return durable.as_step(executor, "DBOS.listWorkflows", read)
+        return durable.as_step(executor, step_name, read)
 
     def cancel_workflow(
         self, workflow_id: str, *, cancel_children: bool = False
