@@ -195,6 +195,15 @@ def ms(seconds: float) -> float:
     return round(seconds * 1000.0, 4)
 
 
+def latency_metrics(prefix: str, samples: Sequence[float]) -> dict[str, float]:
+    """``{prefix}_ms_median`` and ``{prefix}_ms_p99`` of latencies in seconds (both drivers
+    report every latency this way, so the runner compares like with like)."""
+    return {
+        f"{prefix}_ms_median": ms(median(samples)),
+        f"{prefix}_ms_p99": ms(percentile(samples, 0.99)),
+    }
+
+
 # --------------------------------------------------------------------------- the database
 
 

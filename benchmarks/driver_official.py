@@ -24,7 +24,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar, cast
 
 from benchmarks import common, wire
-from benchmarks.common import DriverArgs, Window, median, ms, percentile
+from benchmarks.common import DriverArgs, Window, ms
 
 LIBRARY = "dbos"
 POOL_SIZE = 20  # the official default (sys_db_pool_size), set explicitly to report it
@@ -175,8 +175,7 @@ async def run_s1(args: DriverArgs, url: str) -> tuple[dict[str, Any], Window, in
             raise RuntimeError(f"wrong result {result}")
     window.stop()
     metrics = {
-        "latency_ms_median": ms(median(latencies)),
-        "latency_ms_p99": ms(percentile(latencies, 0.99)),
+        **common.latency_metrics("latency", latencies),
         "latency_ms_min": ms(min(latencies)),
         "workflows_per_s": round(n / window.wall_s, 2),
     }
@@ -309,10 +308,8 @@ async def run_s6(args: DriverArgs, url: str) -> tuple[dict[str, Any], Window, in
     window.stop()
     event = await events(n, "timed")
     metrics = {
-        "pingpong_rt_ms_median": ms(median(ping)),
-        "pingpong_rt_ms_p99": ms(percentile(ping, 0.99)),
-        "event_rt_ms_median": ms(median(event)),
-        "event_rt_ms_p99": ms(percentile(event, 0.99)),
+        **common.latency_metrics("pingpong_rt", ping),
+        **common.latency_metrics("event_rt", event),
     }
     return metrics, window, n
 

@@ -25,7 +25,7 @@ from typing import Any, TypeVar, cast
 import trio
 
 from benchmarks import common, wire
-from benchmarks.common import DriverArgs, Window, median, ms, percentile
+from benchmarks.common import DriverArgs, Window, ms
 
 LIBRARY = "dbos_trio"
 
@@ -168,8 +168,7 @@ async def run_s1(b: Bench, args: DriverArgs, url: str) -> tuple[dict[str, Any], 
             raise RuntimeError(f"wrong result {result}")
     window.stop()
     metrics = {
-        "latency_ms_median": ms(median(latencies)),
-        "latency_ms_p99": ms(percentile(latencies, 0.99)),
+        **common.latency_metrics("latency", latencies),
         "latency_ms_min": ms(min(latencies)),
         "workflows_per_s": round(n / window.wall_s, 2),
     }
@@ -288,10 +287,8 @@ async def run_s6(b: Bench, args: DriverArgs, url: str) -> tuple[dict[str, Any], 
     window.stop()
     event = await events(n, "timed")
     metrics = {
-        "pingpong_rt_ms_median": ms(median(ping)),
-        "pingpong_rt_ms_p99": ms(percentile(ping, 0.99)),
-        "event_rt_ms_median": ms(median(event)),
-        "event_rt_ms_p99": ms(percentile(event, 0.99)),
+        **common.latency_metrics("pingpong_rt", ping),
+        **common.latency_metrics("event_rt", event),
     }
     return metrics, window, n
 
