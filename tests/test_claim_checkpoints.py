@@ -86,7 +86,7 @@ def claim_request(queue: str) -> ClaimRequest:
 
 
 async def requeue(sysdb: PostgresSystemDatabase, workflow_id: str, queue: str) -> None:
-    async with sysdb.transaction() as conn:
+    async with sysdb.pool.connection() as conn:
         await conn.execute(
             f"UPDATE {SCHEMA}.workflow_status SET status = 'ENQUEUED', owner_xid = NULL, "
             "queue_name = %s WHERE workflow_uuid = %s",
@@ -173,7 +173,7 @@ async def test_a_recovered_workflow_runs_from_its_checkpoints_without_reading_th
             # as a crash before step 2's commit and a recovery would.
             sysdb = dbos._require_executor("test").sysdb
             assert isinstance(sysdb, PostgresSystemDatabase)
-            async with sysdb.transaction() as conn:
+            async with sysdb.pool.connection() as conn:
                 await conn.execute(
                     f"DELETE FROM {SCHEMA}.operation_outputs "
                     "WHERE workflow_uuid = %s AND function_id = 2",

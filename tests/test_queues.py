@@ -43,7 +43,7 @@ from dbos_trio.core.admission import (
     local_budget,
     next_poll_interval,
 )
-from dbos_trio.sysdb.postgres.queries import Queries
+from dbos_trio.sysdb.postgres.backend import claim_statement
 
 __all__ = ["dbos_url"]
 
@@ -855,11 +855,8 @@ async def test_the_claim_looks_up_its_rows_by_primary_key_behind_a_large_backlog
     )
     await execute(dbos_url, "ANALYZE {t}workflow_status")
     await execute(dbos_url, "ANALYZE {t}workflow_input")
-    claim = Queries("dbos").claim
     for consistent, partitioned in ((False, False), (True, False), (True, True)):
-        statement = claim.replace("{lock}", "NOWAIT" if consistent else "SKIP LOCKED").replace(
-            "{partition}", "AND queue_partition_key = %(partition_key)s" if partitioned else ""
-        )
+        statement = claim_statement("dbos", consistent=consistent, partitioned=partitioned)
         params = {
             "queue_name": "q",
             "partition_key": "k1",

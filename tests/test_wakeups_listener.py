@@ -41,7 +41,7 @@ from dbos_trio.sysdb.postgres.listener import (
 )
 from dbos_trio.sysdb.postgres.notifier import Notifier
 from dbos_trio.sysdb.postgres.pool import Pool
-from dbos_trio.sysdb.postgres.queries import Queries
+from dbos_trio.sysdb.postgres.backend import statement_text
 from dbos_trio.sysdb.wakeups import WakeupRegistry, event_key, message_key, stream_key
 
 __all__ = ["db_url", "dbos_url", "make_dbos", "new_dbos", "postgres_only"]
@@ -167,7 +167,7 @@ async def running_notifier(
     pool = Pool(url, max_size=2)
     wakeups = WakeupRegistry()
     notifier = Notifier(
-        pool, wakeups, window=window, push=push, notify_sql=Queries("dbos").notify_batch
+        pool, wakeups, window=window, push=push, notify_sql=statement_text("dbos", "notify_batch")
     )
     try:
         async with trio.open_nursery() as nursery:

@@ -183,3 +183,12 @@ def paced_polling(config: QueueConfig, background_interval: float) -> float:
     if periods:
         interval = min(interval, max(config.polling_interval_sec, min(periods) / 2))
     return interval
+
+
+def claim_budget(local: int | None, shared: list[tuple[int, int]]) -> int | None:
+    """How many rows one claim may take: the least of the local budget and each shared
+    limit's ``cap - used`` (never below 0); None when no limit applies."""
+    limits = [cap - used for cap, used in shared]
+    if local is not None:
+        limits.append(local)
+    return max(0, min(limits)) if limits else None

@@ -30,3 +30,21 @@ class RetryPolicy:
     def schedule(self) -> list[float]:
         """Every wait between attempts, in order (one fewer than the attempts)."""
         return [self.delay_after(i) for i in range(self.attempts - 1)]
+
+
+@attrs.frozen
+class Backoff:
+    """Capped exponential backoff: ``first * factor ** attempt``, at most ``cap`` seconds,
+    scaled by a jitter drawn from ``[1 - jitter, 1 + jitter]`` so that peers who failed
+    together do not retry in lockstep."""
+
+    first: float
+    cap: float
+    factor: float = 2.0
+    jitter: float = 0.0
+
+    def delay(self, attempt: int, draw: float = 0.5) -> float:
+        """Seconds to wait before retry number ``attempt`` (0-based); ``draw`` is a uniform
+        random number in [0, 1) (0.5: no jitter)."""
+        base = min(self.first * self.factor ** min(attempt, 64), self.cap)
+        return base * (1.0 - self.jitter + 2.0 * self.jitter * draw)

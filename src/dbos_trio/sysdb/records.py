@@ -238,6 +238,9 @@ class ClaimedWorkflow:
     partition_key: str | None
     priority: int
     created_at: int
+    # Ties of priority and age run in insertion order where the backend knows it (SQLite's
+    # rowid); 0 where it does not.
+    sequence: int = 0
     # The row's checkpoints as the claim found them, when the backend can read them in the
     # claim itself and knows no write raced it; None: the execution loads them.
     steps: dict[int, RecordedStep] | None = None

@@ -1,20 +1,23 @@
-"""What both backends share: statement parameters from records, records from rows, and the
-workflow listing query.
+"""Statement parameters from records, and records from rows, for both backends.
 
-Both ``queries.sql`` files name their parameters alike and select their columns in the
+Both backends' statements name their parameters alike and select their columns in the
 same order, so turning a record into parameters (and a row back into a record) is one
-piece of code, and the backends differ only where their SQL dialects do. The listing
-query is built here too, from one list of filters, with the few dialect differences
-(list membership, prefix match, placeholders, booleans, paging) supplied by the backend.
+piece of code here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from ..core.admission import QueueConfig, RateLimit
-from .records import NewWorkflow, ParentStep, RecordedStep, WorkflowFilters, WorkflowRow
+from .records import (
+    ClaimedWorkflow,
+    InitResult,
+    NewWorkflow,
+    ParentStep,
+    RecordedStep,
+)
 
 
 def new_workflow_params(new: NewWorkflow, parent: ParentStep | None) -> dict[str, Any]:
@@ -133,140 +136,47 @@ def queue_config(row: Sequence[Any]) -> QueueConfig:
     )
 
 
-# --- the workflow listing ----------------------------------------------------------------
-
-WORKFLOW_FIELDS = [
-    "workflow_id",
-    "status",
-    "name",
-    "class_name",
-    "config_name",
-    "authenticated_user",
-    "assumed_role",
-    "authenticated_roles",
-    "inputs",
-    "output",
-    "error",
-    "serialization",
-    "executor_id",
-    "created_at",
-    "updated_at",
-    "application_version",
-    "application_id",
-    "application_name",
-    "recovery_attempts",
-    "queue_name",
-    "workflow_timeout_ms",
-    "workflow_deadline_epoch_ms",
-    "started_at_epoch_ms",
-    "deduplication_id",
-    "priority",
-    "queue_partition_key",
-    "forked_from",
-    "was_forked_from",
-    "parent_workflow_id",
-    "delay_until_epoch_ms",
-    "completed_at",
-    "owner_xid",
-]
-_WAS_FORKED_FROM = WORKFLOW_FIELDS.index("was_forked_from")
-
-_COLUMNS = (
-    "ws.workflow_uuid, ws.status, ws.name, ws.class_name, ws.config_name, "
-    "ws.authenticated_user, ws.assumed_role, ws.authenticated_roles, {inputs}, {output}, "
-    "{error}, ws.serialization, ws.executor_id, ws.created_at, ws.updated_at, "
-    "ws.application_version, ws.application_id, ws.application_name, ws.recovery_attempts, "
-    "ws.queue_name, ws.workflow_timeout_ms, ws.workflow_deadline_epoch_ms, "
-    "ws.started_at_epoch_ms, ws.deduplication_id, ws.priority, ws.queue_partition_key, "
-    "ws.forked_from, ws.was_forked_from, ws.parent_workflow_id, ws.delay_until_epoch_ms, "
-    "ws.completed_at, ws.owner_xid"
-)
-
-
-def workflow_row(row: Sequence[Any]) -> WorkflowRow:
-    """A listed row, in ``WORKFLOW_FIELDS`` order (booleans may come back as 0/1)."""
-    values = list(row)
-    flag = values[_WAS_FORKED_FROM]
-    values[_WAS_FORKED_FROM] = None if flag is None else bool(flag)
-    return WorkflowRow(**dict(zip(WORKFLOW_FIELDS, values, strict=True)))
-
-
-class ListingDialect(Protocol):
-    """How one backend spells the parts of the listing query that differ."""
-
-    placeholder: str
-    table_prefix: str  # the (quoted) schema and a dot, or nothing
-
-    def member_of(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]: ...
-
-    def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]: ...
-
-    def boolean(self, value: bool) -> Any: ...
-
-    def paging(self, limit: int | None, offset: int | None) -> tuple[str, list[Any]]: ...
-
-
-def list_workflows_query(f: WorkflowFilters, dialect: ListingDialect) -> tuple[str, list[Any]]:
-    """The listing query for ``f``: one WHERE clause per set filter, values as parameters,
-    newest or oldest first by creation time (then id, for a total order)."""
-    conditions: list[str] = []
-    params: list[Any] = []
-    p = dialect.placeholder
-
-    def add(condition: str, *values: Any) -> None:
-        conditions.append(condition)
-        params.extend(values)
-
-    for column, values in (
-        ("ws.workflow_uuid", f.workflow_ids),
-        ("ws.status", f.statuses),
-        ("ws.name", f.names),
-        ("ws.application_version", f.app_versions),
-        ("ws.queue_name", f.queue_names),
-        ("ws.executor_id", f.executor_ids),
-        ("ws.forked_from", f.forked_from),
-        ("ws.parent_workflow_id", f.parent_workflow_ids),
-        ("ws.authenticated_user", f.users),
-        ("ws.application_name", f.application_names),
-    ):
-        if values is not None:
-            condition, condition_params = dialect.member_of(column, values)
-            add(condition, *condition_params)
-    if f.application_names is None and f.scope_application is not None:
-        add(f"(ws.application_name = {p} OR ws.application_name IS NULL)", f.scope_application)
-    if f.workflow_id_prefix is not None:
-        condition, condition_params = dialect.starts_with("ws.workflow_uuid", f.workflow_id_prefix)
-        add(condition, *condition_params)
-    for column, bound, operator in (
-        ("ws.created_at", f.created_after_ms, ">="),
-        ("ws.created_at", f.created_before_ms, "<="),
-        ("ws.completed_at", f.completed_after_ms, ">="),
-        ("ws.completed_at", f.completed_before_ms, "<="),
-        ("ws.started_at_epoch_ms", f.dequeued_after_ms, ">="),
-        ("ws.started_at_epoch_ms", f.dequeued_before_ms, "<="),
-    ):
-        if bound is not None:
-            add(f"{column} {operator} {p}", bound)
-    if f.queues_only:
-        add("ws.queue_name IS NOT NULL")
-    if f.was_forked_from is not None:
-        add(f"ws.was_forked_from = {p}", dialect.boolean(f.was_forked_from))
-    if f.has_parent is not None:
-        add(f"ws.parent_workflow_id IS {'NOT ' if f.has_parent else ''}NULL")
-    columns = _COLUMNS.format(
-        inputs="COALESCE(wi.inputs, ws.inputs)" if f.load_input else "NULL",
-        output="COALESCE(wo.output, ws.output)" if f.load_output else "NULL",
-        error="COALESCE(wo.error, ws.error)" if f.load_output else "NULL",
+def init_result(row: Sequence[Any]) -> InitResult:
+    """What ``init_workflow`` returns: (created, status, name, class_name, config_name,
+    queue_name, serialization, deadline, output, error, recorded child id)."""
+    return InitResult(
+        created=bool(row[0]),
+        status=row[1],
+        name=row[2],
+        class_name=row[3],
+        config_name=row[4],
+        queue_name=row[5],
+        serialization=row[6],
+        deadline_epoch_ms=row[7],
+        output=row[8],
+        error=row[9],
+        recorded_child_id=row[10],
     )
-    t = dialect.table_prefix
-    query = (
-        f"SELECT {columns} FROM {t}workflow_status AS ws "
-        f"LEFT JOIN {t}workflow_input AS wi ON wi.workflow_uuid = ws.workflow_uuid "
-        f"LEFT JOIN {t}workflow_output AS wo ON wo.workflow_uuid = ws.workflow_uuid"
+
+
+def claimed_workflow(row: Sequence[Any]) -> ClaimedWorkflow:
+    """A claimed row from (workflow_uuid, name, class_name, config_name, inputs,
+    serialization, deadline, recovery_attempts, queue_name, partition key, priority,
+    created_at, insertion order, checkpoints as a JSON array or NULL)."""
+    steps = row[13]
+    return ClaimedWorkflow(
+        workflow_id=row[0],
+        name=row[1],
+        class_name=row[2],
+        config_name=row[3],
+        inputs=row[4],
+        serialization=row[5],
+        deadline_epoch_ms=row[6],
+        recovery_attempts=row[7],
+        queue_name=row[8],
+        partition_key=row[9],
+        priority=row[10],
+        created_at=row[11],
+        sequence=row[12] or 0,
+        steps=None if steps is None else {step[0]: recorded_step(step) for step in steps},
     )
-    if conditions:
-        query += " WHERE " + " AND ".join(conditions)
-    order = "DESC" if f.sort_desc else "ASC"
-    query += f" ORDER BY ws.created_at {order}, ws.workflow_uuid {order}"
-    paging, paging_params = dialect.paging(f.limit, f.offset)
-    return query + paging, params + paging_params
+
+
+def in_dequeue_order(claimed: list[ClaimedWorkflow]) -> list[ClaimedWorkflow]:
+    """Claimed rows in the order they run: priority, then age, then insertion order."""
+    return sorted(claimed, key=lambda c: (c.priority, c.created_at, c.sequence))

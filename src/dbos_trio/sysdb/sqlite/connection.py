@@ -1,4 +1,5 @@
-"""One SQLite connection, driven synchronously from the Trio thread.
+"""One SQLite connection, driven synchronously from the Trio thread: the SQLite backend's
+driver boundary.
 
 Invariants, and why:
 
@@ -13,15 +14,14 @@ Invariants, and why:
   front, so a check and the write that depends on it are never separated by another writer
   (another connection, another process).
 * The busy timeout is 0: a lock held elsewhere fails at once with SQLITE_BUSY instead of
-  blocking the event loop, and the operation is retried after a ``trio.sleep`` backoff,
-  for at most :data:`BUSY_BUDGET_SECONDS` of *real* time (a virtual clock must not make a
-  competing process's lock look eternal, nor expire the budget in a blink). A caller that
-  would rather back off itself (the dequeue claim) gets :class:`DatabaseBusy` at once.
+  blocking the event loop. Errors are mapped here into the kinds of
+  :mod:`dbos_trio.sysdb.errors` (busy is :class:`~dbos_trio.sysdb.errors.Contention`) and
+  retried by the backend's :class:`~dbos_trio.sysdb.retry.Retrier` after a ``trio.sleep``
+  backoff, for a bound measured in *real* time (a virtual clock must not make a competing
+  process's lock look eternal, nor expire the bound in a blink).
 * WAL journal, ``synchronous=NORMAL``, foreign keys on. With WAL and NORMAL a commit
   survives the process crashing; the last commits before a power failure or OS crash may
   be lost (never corrupted). See docs/sqlite.md.
-* Any other SQLite failure becomes :class:`~dbos_trio._errors.SystemDatabaseError` (with
-  the ``sqlite3`` error as its cause): control for the engine, never a workflow outcome.
 """
 
 from __future__ import annotations
@@ -34,8 +34,11 @@ from typing import Literal, TypeAlias, TypeVar
 
 import trio
 
-from ..._clock import monotonic
-from ..._errors import DBOSInitializationError, SystemDatabaseError
+from ..._errors import DBOSInitializationError
+from ...core.retry import Backoff
+from ..errors import DatabaseClosed
+from ..retry import Attempts, Retrier, RetryPolicy
+from .errors import DRIVER_ERRORS, map_error
 
 logger = logging.getLogger("dbos_trio.sysdb.sqlite")
 
@@ -47,14 +50,12 @@ MEMORY = ":memory:"
 URL_PREFIX = "sqlite:///"
 BUSY_BUDGET_SECONDS = 30.0
 """Real seconds an operation keeps retrying while another connection holds the write lock."""
-_FIRST_BACKOFF = 0.001
-_MAX_BACKOFF = 0.1
-_SQLITE_BUSY = 5
-_SQLITE_LOCKED = 6
-
-
-class DatabaseBusy(Exception):
-    """Another connection holds the lock this operation needs (SQLITE_BUSY/LOCKED)."""
+BUSY_RETRY = RetryPolicy(
+    connection=None,
+    contention=Backoff(first=0.001, cap=0.1),
+    limit_seconds=BUSY_BUDGET_SECONDS,
+)
+"""The default policy: a held lock is waited out, in short steps, for a bounded time."""
 
 
 def database_path(url: str) -> str:
@@ -75,37 +76,19 @@ def database_path(url: str) -> str:
     return path
 
 
-def is_busy(error: BaseException) -> bool:
-    return isinstance(error, sqlite3.OperationalError) and (
-        getattr(error, "sqlite_errorcode", 0) & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED)
-    )
-
-
-def is_unique_violation(error: BaseException) -> bool:
-    return isinstance(error, sqlite3.IntegrityError) and getattr(error, "sqlite_errorname", "") in (
-        "SQLITE_CONSTRAINT_UNIQUE",
-        "SQLITE_CONSTRAINT_PRIMARYKEY",
-    )
-
-
-def is_foreign_key_violation(error: BaseException) -> bool:
-    return (
-        isinstance(error, sqlite3.IntegrityError)
-        and getattr(error, "sqlite_errorname", "") == "SQLITE_CONSTRAINT_FOREIGNKEY"
-    )
 
 
 class Connection:
     """The backend's one connection: reads and writes, one transaction per operation."""
 
-    def __init__(self, raw: sqlite3.Connection, path: str) -> None:
+    def __init__(self, raw: sqlite3.Connection, path: str, retrier: Retrier) -> None:
         self._raw = raw
         self.path = path
         self.closed = False
-        self.busy_retries = 0  # how many times an operation waited out another writer
+        self.retrier = retrier
 
     @classmethod
-    async def open(cls, path: str) -> Connection:
+    async def open(cls, path: str, *, retry: RetryPolicy = BUSY_RETRY) -> Connection:
         """Connect and apply the pragmas (creating the file if it does not exist)."""
         try:
             raw = sqlite3.connect(path, timeout=0, isolation_level=None, cached_statements=256)
@@ -113,7 +96,7 @@ class Connection:
             raise DBOSInitializationError(
                 f"cannot open the SQLite system database {path!r}: {error}"
             ) from None
-        connection = cls(raw, path)
+        connection = cls(raw, path, Retrier(retry))
         try:
             await connection.run(_configure, mode="none")
         except BaseException:
@@ -126,8 +109,14 @@ class Connection:
         """The ``sqlite3`` connection itself (for the migration runner and tests)."""
         return self._raw
 
+    @property
+    def busy_retries(self) -> int:
+        """How many times an operation waited out another writer (or retried otherwise)."""
+        return self.retrier.retries
+
     def close(self) -> None:
-        """Close the connection. Idempotent; later operations fail as a database error."""
+        """Close the connection. Idempotent; later operations fail with
+        :class:`~dbos_trio.sysdb.errors.DatabaseClosed`."""
         if not self.closed:
             self.closed = True
             self._raw.close()
@@ -149,40 +138,27 @@ class Connection:
         operation: Callable[[sqlite3.Connection], T],
         *,
         mode: Mode,
-        wait_if_busy: bool = True,
+        policy: RetryPolicy | None = None,
     ) -> T:
-        """Checkpoint, then run ``operation`` in one transaction, retrying while busy.
+        """Checkpoint, then run ``operation`` in one transaction, retrying per ``policy``.
 
         ``operation`` gets the raw connection and must not await (it cannot: it is a plain
-        function). If it raises, the transaction rolls back and the exception propagates
-        (an ``sqlite3`` error as :class:`SystemDatabaseError`). With ``wait_if_busy`` false,
-        a held lock raises :class:`DatabaseBusy` instead of being waited out. ``mode`` is
-        ``"write"`` (``BEGIN IMMEDIATE``), ``"read"`` (``BEGIN``) or ``"none"`` (no explicit
+        function). If it raises, the transaction rolls back and the exception propagates,
+        an ``sqlite3`` error mapped to its kind (:mod:`dbos_trio.sysdb.errors`) once the
+        policy (the connection's own by default) gave up on it. ``mode`` is ``"write"``
+        (``BEGIN IMMEDIATE``), ``"read"`` (``BEGIN``) or ``"none"`` (no explicit
         transaction: for one statement, or for pragmas that refuse to run in one).
         """
         await trio.lowlevel.checkpoint()
-        deadline: float | None = None
-        backoff = _FIRST_BACKOFF
+        begin = _BEGIN[mode]
+        attempts: Attempts | None = None
         while True:
             if self.closed:
-                raise SystemDatabaseError("the SQLite system database is closed")
+                raise DatabaseClosed("the SQLite system database is closed")
             try:
-                return self._transaction(operation, _BEGIN[mode])
-            except sqlite3.Error as error:
-                if not is_busy(error):
-                    raise SystemDatabaseError(f"system database error: {error}") from error
-                if not wait_if_busy:
-                    raise DatabaseBusy(str(error)) from error
-                now = monotonic()
-                if deadline is None:
-                    deadline = now + BUSY_BUDGET_SECONDS
-                elif now >= deadline:
-                    raise SystemDatabaseError(
-                        f"system database still locked after {BUSY_BUDGET_SECONDS:.0f} s: {error}"
-                    ) from error
-                self.busy_retries += 1
-            await trio.sleep(backoff)
-            backoff = min(backoff * 2, _MAX_BACKOFF)
+                return self._transaction(operation, begin)
+            except DRIVER_ERRORS as error:
+                attempts = await self.retrier.pause(map_error(error), attempts, policy)
 
     def _transaction(self, operation: Callable[[sqlite3.Connection], T], begin: str | None) -> T:
         raw = self._raw
@@ -215,3 +191,8 @@ def _configure(raw: sqlite3.Connection) -> None:
 
 def file_exists(path: str) -> bool:
     return path == MEMORY or os.path.exists(path)
+
+
+FAIL_IF_BUSY = RetryPolicy(connection=None, contention=None)
+"""For callers that back off on their own (the dequeue claim): a held lock raises
+:class:`~dbos_trio.sysdb.errors.Contention` at once."""

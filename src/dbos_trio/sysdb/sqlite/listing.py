@@ -1,4 +1,4 @@
-"""SQLite's spelling of the workflow listing query (built in ``sysdb/rows.py``).
+"""SQLite's spelling of the workflow listing query (built in ``sysdb/sql/listing.py``).
 
 Lists are JSON arrays unpacked with ``json_each``; the id prefix is matched
 case-sensitively with ``substr`` (SQLite's LIKE ignores ASCII case, PostgreSQL's does

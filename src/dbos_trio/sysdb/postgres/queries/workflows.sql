@@ -1,0 +1,163 @@
+-- The PostgreSQL backend's statements: workflow rows, checkpoints and outcomes.
+--
+-- Conventions (see sysdb/statements.py): a block starts with "-- name: <name>"; the comment
+-- lines after it say what it is for. "{schema}" is the quoted schema name. Parameters use
+-- psycopg's named style, so a literal percent sign is written "%%". Times are passed in from
+-- the engine's clock, never read with now(), so a MockClock drives them (see _clock.py).
+
+-- name: init_workflow
+-- Create a workflow row and its inputs, or return the existing row untouched, in one
+-- round trip. The no-op DO UPDATE makes an existing row come back; "created" tells the
+-- two cases apart by the creator token. The outcome comes along for a finished row so a
+-- repeated call returns without a second query.
+WITH inserted AS (
+    INSERT INTO {schema}.workflow_status AS ws (
+        workflow_uuid, status, name, class_name, config_name,
+        authenticated_user, authenticated_roles, executor_id,
+        created_at, updated_at, application_version, application_id, application_name,
+        recovery_attempts, queue_name, workflow_timeout_ms, workflow_deadline_epoch_ms,
+        deduplication_id, priority, queue_partition_key, parent_workflow_id,
+        serialization, delay_until_epoch_ms, owner_xid, creator_xid, forked_from
+    ) VALUES (
+        %(workflow_id)s, %(status)s, %(name)s, %(class_name)s, %(config_name)s,
+        %(authenticated_user)s, %(authenticated_roles)s, %(executor_id)s,
+        %(created_at)s, %(created_at)s, %(application_version)s, %(application_id)s,
+        %(application_name)s, %(recovery_attempts)s, %(queue_name)s, %(timeout_ms)s,
+        %(deadline_epoch_ms)s, %(deduplication_id)s, %(priority)s, %(queue_partition_key)s,
+        %(parent_workflow_id)s, %(serialization)s, %(delay_until_epoch_ms)s, %(owner_xid)s,
+        %(creator_xid)s, %(forked_from)s
+    )
+    ON CONFLICT (workflow_uuid) DO UPDATE SET updated_at = ws.updated_at
+    RETURNING workflow_uuid, creator_xid, status, name, class_name, config_name, queue_name,
+              serialization, workflow_deadline_epoch_ms, output, error
+), stored_inputs AS (
+    INSERT INTO {schema}.workflow_input (workflow_uuid, inputs)
+    SELECT workflow_uuid, %(inputs)s FROM inserted WHERE creator_xid = %(creator_xid)s
+    ON CONFLICT (workflow_uuid) DO NOTHING
+)
+SELECT inserted.creator_xid IS NOT DISTINCT FROM %(creator_xid)s, inserted.status,
+       inserted.name, inserted.class_name, inserted.config_name, inserted.queue_name,
+       inserted.serialization, inserted.workflow_deadline_epoch_ms,
+       COALESCE(wo.output, inserted.output), COALESCE(wo.error, inserted.error),
+       NULL::text
+FROM inserted
+LEFT JOIN {schema}.workflow_output AS wo ON wo.workflow_uuid = inserted.workflow_uuid
+
+-- name: init_child_workflow
+-- init_workflow for a child started from a workflow body: the parent's checkpoint (step
+-- id, child's name, child id) is written in the same statement, and nothing at all is
+-- written unless the parent's execution still owns the parent (row lock + token check).
+-- The last column is the child id the parent's checkpoint holds after the statement.
+WITH parent AS (
+    SELECT workflow_uuid FROM {schema}.workflow_status
+    WHERE workflow_uuid = %(parent_id)s AND owner_xid = %(parent_owner_xid)s
+    FOR NO KEY UPDATE
+), inserted AS (
+    INSERT INTO {schema}.workflow_status AS ws (
+        workflow_uuid, status, name, class_name, config_name,
+        authenticated_user, authenticated_roles, executor_id,
+        created_at, updated_at, application_version, application_id, application_name,
+        recovery_attempts, queue_name, workflow_timeout_ms, workflow_deadline_epoch_ms,
+        deduplication_id, priority, queue_partition_key, parent_workflow_id,
+        serialization, delay_until_epoch_ms, owner_xid, creator_xid, forked_from
+    )
+    SELECT
+        %(workflow_id)s, %(status)s, %(name)s, %(class_name)s, %(config_name)s,
+        %(authenticated_user)s, %(authenticated_roles)s, %(executor_id)s,
+        %(created_at)s, %(created_at)s, %(application_version)s, %(application_id)s,
+        %(application_name)s, %(recovery_attempts)s, %(queue_name)s, %(timeout_ms)s,
+        %(deadline_epoch_ms)s, %(deduplication_id)s, %(priority)s, %(queue_partition_key)s,
+        %(parent_workflow_id)s, %(serialization)s, %(delay_until_epoch_ms)s, %(owner_xid)s,
+        %(creator_xid)s, %(forked_from)s
+    FROM parent
+    ON CONFLICT (workflow_uuid) DO UPDATE SET updated_at = ws.updated_at
+    RETURNING workflow_uuid, creator_xid, status, name, class_name, config_name, queue_name,
+              serialization, workflow_deadline_epoch_ms, output, error
+), stored_inputs AS (
+    INSERT INTO {schema}.workflow_input (workflow_uuid, inputs)
+    SELECT workflow_uuid, %(inputs)s FROM inserted WHERE creator_xid = %(creator_xid)s
+    ON CONFLICT (workflow_uuid) DO NOTHING
+), checkpoint AS (
+    INSERT INTO {schema}.operation_outputs (
+        workflow_uuid, function_id, function_name, child_workflow_id,
+        started_at_epoch_ms, completed_at_epoch_ms, application_name
+    )
+    SELECT workflow_uuid, %(parent_function_id)s, %(parent_function_name)s, %(workflow_id)s,
+           %(parent_started_at)s, %(created_at)s, %(parent_application_name)s
+    FROM parent
+    ON CONFLICT (workflow_uuid, function_id) DO NOTHING
+    RETURNING child_workflow_id
+)
+SELECT inserted.creator_xid IS NOT DISTINCT FROM %(creator_xid)s, inserted.status,
+       inserted.name, inserted.class_name, inserted.config_name, inserted.queue_name,
+       inserted.serialization, inserted.workflow_deadline_epoch_ms,
+       COALESCE(wo.output, inserted.output), COALESCE(wo.error, inserted.error),
+       COALESCE(
+           (SELECT child_workflow_id FROM checkpoint),
+           (SELECT child_workflow_id FROM {schema}.operation_outputs
+            WHERE workflow_uuid = %(parent_id)s AND function_id = %(parent_function_id)s)
+       )
+FROM inserted
+LEFT JOIN {schema}.workflow_output AS wo ON wo.workflow_uuid = inserted.workflow_uuid
+
+-- name: record_step
+-- Record one step outcome, fenced: the row lock on the workflow serializes this insert
+-- against a cancel or a re-claim changing owner_xid, so a stale execution writes nothing.
+-- No row back means "not recorded"; diagnose_step_write says why.
+WITH owner AS (
+    SELECT workflow_uuid FROM {schema}.workflow_status
+    WHERE workflow_uuid = %(workflow_id)s AND owner_xid = %(owner_xid)s
+    FOR NO KEY UPDATE
+)
+INSERT INTO {schema}.operation_outputs (
+    workflow_uuid, function_id, function_name, output, error, serialization,
+    child_workflow_id, started_at_epoch_ms, completed_at_epoch_ms, application_name
+)
+SELECT workflow_uuid, %(function_id)s, %(function_name)s, %(output)s, %(error)s,
+       %(serialization)s, %(child_workflow_id)s, %(started_at)s, %(completed_at)s,
+       %(application_name)s
+FROM owner
+ON CONFLICT (workflow_uuid, function_id) DO NOTHING
+RETURNING 1
+
+-- name: diagnose_step_write
+-- Why record_step wrote nothing: the workflow's status and owner, and what is already
+-- recorded at that step id.
+SELECT ws.status, ws.owner_xid IS NOT DISTINCT FROM %(owner_xid)s,
+       oo.function_name, oo.completed_at_epoch_ms, oo.output, oo.error
+FROM (SELECT 1) AS one
+LEFT JOIN {schema}.workflow_status AS ws ON ws.workflow_uuid = %(workflow_id)s
+LEFT JOIN {schema}.operation_outputs AS oo
+       ON oo.workflow_uuid = %(workflow_id)s AND oo.function_id = %(function_id)s
+
+-- name: load_steps
+-- All checkpoints of one workflow, for replay (loaded once per execution).
+SELECT function_id, function_name, output, error, serialization, child_workflow_id,
+       started_at_epoch_ms, completed_at_epoch_ms
+FROM {schema}.operation_outputs
+WHERE workflow_uuid = %(workflow_id)s
+ORDER BY function_id
+
+-- name: record_outcome
+-- The workflow's final status and payload, in one autocommit statement, only while it
+-- is PENDING and still ours; the count says whether we won.
+WITH updated AS (
+    UPDATE {schema}.workflow_status
+    SET status = %(status)s, deduplication_id = NULL, owner_xid = NULL,
+        updated_at = %(completed_at)s, completed_at = %(completed_at)s
+    WHERE workflow_uuid = %(workflow_id)s AND status = 'PENDING' AND owner_xid = %(owner_xid)s
+    RETURNING workflow_uuid
+), stored AS (
+    INSERT INTO {schema}.workflow_output (workflow_uuid, output, error)
+    SELECT workflow_uuid, %(output)s, %(error)s FROM updated
+    ON CONFLICT (workflow_uuid) DO UPDATE SET output = excluded.output, error = excluded.error
+)
+SELECT count(*) FROM updated
+
+-- name: get_outcome
+-- Status and stored outcome (new payload table first, legacy columns as fallback).
+SELECT ws.status, COALESCE(wo.output, ws.output), COALESCE(wo.error, ws.error),
+       ws.serialization
+FROM {schema}.workflow_status AS ws
+LEFT JOIN {schema}.workflow_output AS wo ON wo.workflow_uuid = ws.workflow_uuid
+WHERE ws.workflow_uuid = %(workflow_id)s

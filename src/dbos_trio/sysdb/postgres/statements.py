@@ -1,0 +1,151 @@
+"""The :class:`~dbos_trio.sysdb.statements.StatementRunner` of the PostgreSQL backend.
+
+Invariants, and why:
+
+* One round trip per call on the hot path: a named statement runs on an autocommit pooled
+  connection as a prepared statement, so a step checkpoint costs one commit and nothing
+  else — not a BEGIN, a statement and a COMMIT. The three single-statement shapes are
+  written out rather than built on a shared closure: they run once per checkpoint.
+* Errors are mapped here (:func:`.errors.map_error`) and retried by the backend's
+  :class:`~dbos_trio.sysdb.retry.Retrier`, each attempt on a freshly checked-out
+  connection (the pool discards one that broke).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import psycopg
+
+from ..retry import Attempts, Retrier, RetryPolicy
+from ..statements import Params, Row, Statement, Transaction
+from .driver import TrioConnection
+from .errors import map_error
+from .pool import Pool
+
+T = TypeVar("T")
+
+_DRIVER_ERRORS = (psycopg.Error, UnicodeError)
+
+
+class _InTransaction:
+    """The statements of one transaction, on its connection."""
+
+    __slots__ = ("_conn", "_sql")
+
+    def __init__(self, conn: TrioConnection, sql: Mapping[str, str]) -> None:
+        self._conn = conn
+        self._sql = sql
+
+    async def one(self, name: str, params: Params) -> Row | None:
+        cur = await self._conn.execute(self._sql[name], params, prepare=True)
+        row: Row | None = await cur.fetchone()
+        return row
+
+    async def all(self, name: str, params: Params) -> list[Row]:
+        cur = await self._conn.execute(self._sql[name], params, prepare=True)
+        rows: list[Row] = await cur.fetchall()
+        return rows
+
+    async def run(self, name: str, params: Params) -> int:
+        cur = await self._conn.execute(self._sql[name], params, prepare=True)
+        return cur.rowcount
+
+    async def execute(self, sql: str) -> None:
+        """An unnamed statement without parameters (``SET``, advisory locks)."""
+        await self._conn.execute(sql)
+
+
+class PostgresStatements:
+    """Named statements on a pool, each call its own autocommit transaction."""
+
+    def __init__(self, pool: Pool, statements: Mapping[str, Statement], retrier: Retrier) -> None:
+        self._pool = pool
+        self._sql = {name: statement.text for name, statement in statements.items()}
+        self.retrier = retrier
+
+    def sql(self, name: str) -> str:
+        return self._sql[name]
+
+    async def one(self, name: str, params: Params) -> Row | None:
+        query = self._sql[name]
+        attempts: Attempts | None = None
+        while True:
+            try:
+                async with self._pool.connection() as conn:
+                    cur = await conn.execute(query, params, prepare=True)
+                    row: Row | None = await cur.fetchone()
+                    return row
+            except _DRIVER_ERRORS as error:
+                attempts = await self.retrier.pause(map_error(error), attempts)
+
+    async def all(
+        self, name: str, params: Params, *, policy: RetryPolicy | None = None
+    ) -> list[Row]:
+        query = self._sql[name]
+        attempts: Attempts | None = None
+        while True:
+            try:
+                async with self._pool.connection() as conn:
+                    cur = await conn.execute(query, params, prepare=True)
+                    rows: list[Row] = await cur.fetchall()
+                    return rows
+            except _DRIVER_ERRORS as error:
+                attempts = await self.retrier.pause(map_error(error), attempts, policy)
+
+    async def run(self, name: str, params: Params) -> int:
+        query = self._sql[name]
+        attempts: Attempts | None = None
+        while True:
+            try:
+                async with self._pool.connection() as conn:
+                    cur = await conn.execute(query, params, prepare=True)
+                    return cur.rowcount
+            except _DRIVER_ERRORS as error:
+                attempts = await self.retrier.pause(map_error(error), attempts)
+
+    async def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        attempts: Attempts | None = None
+        while True:
+            try:
+                async with self._pool.connection() as conn:
+                    cur = await conn.execute(sql, list(params), prepare=False)
+                    rows: list[Row] = await cur.fetchall()
+                    return rows
+            except _DRIVER_ERRORS as error:
+                attempts = await self.retrier.pause(map_error(error), attempts)
+
+    async def transaction(
+        self,
+        body: Callable[[Transaction], Awaitable[T]],
+        *,
+        isolation: str | None = None,
+        policy: RetryPolicy | None = None,
+    ) -> T:
+        """``body`` in one transaction (``isolation``: e.g. ``"REPEATABLE READ"``); the whole
+        transaction is retried per ``policy`` (the backend's by default)."""
+        begin = "BEGIN" if isolation is None else f"BEGIN ISOLATION LEVEL {isolation}"
+        attempts: Attempts | None = None
+        while True:
+            try:
+                async with self._pool.connection() as conn:
+                    return await _run_transaction(conn, begin, body, self._sql)
+            except _DRIVER_ERRORS as error:
+                attempts = await self.retrier.pause(map_error(error), attempts, policy)
+
+
+async def _run_transaction(
+    conn: TrioConnection,
+    begin: str,
+    body: Callable[[Transaction], Awaitable[T]],
+    sql: Mapping[str, str],
+) -> T:
+    # Explicit BEGIN/COMMIT on the autocommit connection (psycopg's transaction block
+    # would cost the same, plus its own bookkeeping); a failure or a cancellation leaves
+    # the transaction open, and the pool rolls it back (shielded) when the connection
+    # comes back.
+    await conn.execute(begin)
+    result = await body(_InTransaction(conn, sql))
+    await conn.execute("COMMIT")
+    return result

@@ -1,0 +1,23 @@
+"""The shared implementation of the system-database protocol, for both backends.
+
+:class:`SQLSystemDatabase` is the whole protocol written once over named statements
+(:mod:`dbos_trio.sysdb.statements`), one mixin per concern. A backend subclasses it and
+adds only what truly differs: its connection layer and statements, its atomic claim,
+how it wakes other processes, and how it elects the timeout sweeper.
+"""
+
+from __future__ import annotations
+
+from .management import ManagementOperations
+from .messages import MessageOperations
+from .queues import QueueOperations
+from .workflows import WorkflowOperations
+
+
+class SQLSystemDatabase(
+    WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations
+):
+    """The protocol over ``self._db``; see the mixins for each concern's invariants."""
+
+
+__all__ = ["SQLSystemDatabase"]

@@ -1,0 +1,80 @@
+"""Operator actions on stored workflows: cancel, resume, delete, delay, fork, and lookups.
+
+Each is one statement (a script of a few on SQLite), so it either happens whole or not at
+all. Cancelling clears the owner token: that, not a message, is what stops an execution
+running elsewhere — its next fenced write finds the workflow no longer its own.
+"""
+
+from __future__ import annotations
+
+from .base import SQLBackendBase
+
+
+class ManagementOperations(SQLBackendBase):
+    async def cancel_workflows(self, workflow_ids: list[str], now_ms: int) -> list[str]:
+        rows = await self._db.all(
+            "cancel_workflows", {"workflow_ids": list(workflow_ids), "now": now_ms}
+        )
+        return [row[0] for row in rows]
+
+    async def list_children(self, workflow_ids: list[str]) -> list[str]:
+        rows = await self._db.all("list_children", {"workflow_ids": list(workflow_ids)})
+        return [row[0] for row in rows]
+
+    async def find_deduplicated(self, queue_name: str, deduplication_id: str) -> str | None:
+        row = await self._db.one(
+            "find_deduplicated", {"queue_name": queue_name, "deduplication_id": deduplication_id}
+        )
+        return None if row is None else str(row[0])
+
+    async def existing_workflows(self, workflow_ids: list[str]) -> set[str]:
+        rows = await self._db.all("existing_workflows", {"workflow_ids": list(workflow_ids)})
+        return {row[0] for row in rows}
+
+    async def resume_workflows(
+        self, workflow_ids: list[str], queue_name: str | None, now_ms: int
+    ) -> list[str]:
+        rows = await self._db.all(
+            "resume_workflows",
+            {"workflow_ids": list(workflow_ids), "queue_name": queue_name, "now": now_ms},
+        )
+        return [row[0] for row in rows]
+
+    async def delete_workflows(self, workflow_ids: list[str]) -> None:
+        await self._db.run("delete_workflows", {"workflow_ids": list(workflow_ids)})
+
+    async def set_workflow_delay(self, workflow_id: str, delay_until_ms: int, now_ms: int) -> bool:
+        changed = await self._db.run(
+            "set_workflow_delay",
+            {"workflow_id": workflow_id, "delay_until": delay_until_ms, "now": now_ms},
+        )
+        return changed > 0
+
+    async def fork_workflow(
+        self,
+        *,
+        original_id: str,
+        forked_id: str,
+        start_step: int,
+        application_version: str | None,
+        queue_name: str,
+        queue_partition_key: str | None,
+        timeout_ms: int | None,
+        application_name: str | None,
+        now_ms: int,
+    ) -> bool:
+        row = await self._db.one(
+            "fork_workflow",
+            {
+                "original_id": original_id,
+                "forked_id": forked_id,
+                "start_step": start_step,
+                "application_version": application_version,
+                "queue_name": queue_name,
+                "queue_partition_key": queue_partition_key,
+                "timeout_ms": timeout_ms,
+                "application_name": application_name,
+                "now": now_ms,
+            },
+        )
+        return row is not None
