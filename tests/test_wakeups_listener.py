@@ -34,6 +34,7 @@ from time_fixtures import (
 )
 
 from dbos_trio import DBOS, SetWorkflowID
+from dbos_trio.sysdb.postgres.backend import statement_text
 from dbos_trio.sysdb.postgres.listener import (
     DELIVERING_RECHECK_SECONDS,
     POLLING_RECHECK_SECONDS,
@@ -41,7 +42,6 @@ from dbos_trio.sysdb.postgres.listener import (
 )
 from dbos_trio.sysdb.postgres.notifier import Notifier
 from dbos_trio.sysdb.postgres.pool import Pool
-from dbos_trio.sysdb.postgres.backend import statement_text
 from dbos_trio.sysdb.wakeups import WakeupRegistry, event_key, message_key, stream_key
 
 __all__ = ["db_url", "dbos_url", "make_dbos", "new_dbos", "postgres_only"]

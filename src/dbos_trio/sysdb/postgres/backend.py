@@ -107,9 +107,7 @@ class PostgresSystemDatabase(SQLSystemDatabase):
     ) -> None:
         self._pool = pool
         self.schema = schema
-        self._db: PostgresStatements = PostgresStatements(
-            pool, _statements(schema), Retrier(retry)
-        )
+        self._db: PostgresStatements = PostgresStatements(pool, _statements(schema), Retrier(retry))
         self._listing = PostgresListing(quote_identifier(schema).replace("%", "%%"))
         self.wakeups = wakeups if wakeups is not None else WakeupRegistry()
         self.listener = Listener(pool, self.wakeups) if use_listen_notify else None

@@ -167,4 +167,3 @@ class MessageOperations(SQLBackendBase):
             values.append((found_offset, value, serialization))
             expected += 1
         return StreamBatch(writer_status=rows[0][0], values=tuple(values))
-

@@ -76,8 +76,6 @@ def database_path(url: str) -> str:
     return path
 
 
-
-
 class Connection:
     """The backend's one connection: reads and writes, one transaction per operation."""
 

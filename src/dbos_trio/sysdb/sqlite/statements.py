@@ -74,9 +74,7 @@ def _drive(coroutine: Coroutine[Any, Any, T]) -> T:
         result: T = done.value
         return result
     coroutine.close()
-    raise RuntimeError(
-        "a SQLite transaction body suspended: it may await only its own statements"
-    )
+    raise RuntimeError("a SQLite transaction body suspended: it may await only its own statements")
 
 
 class SQLiteStatements:
