@@ -25,7 +25,7 @@ what the caller should do, which is also who is to blame:
 * :class:`UnexpectedDatabaseError` — anything else (a missing table, a bug in a
   statement): permanent, reported as it is.
 
-All but :class:`InvalidValueError` are :class:`~dbos_trio.SystemDatabaseError`\\ s, which
+All but :class:`InvalidValueError` are system-database errors, which
 the engine treats as control: never a workflow's recorded outcome.
 """
 

@@ -9,7 +9,7 @@ on the state it already made.
 
 The policy bounds how long one call keeps trying, in *real* time (a virtual clock must not
 make a competing writer's lock look eternal, nor expire the bound in a blink), and the
-pauses between attempts are ``trio.sleep``\\ s, so a retrying call stays cancellable: a
+pauses between attempts are Trio sleeps, so a retrying call stays cancellable: a
 shutdown cancels it promptly, and the row it was writing for stays as the database has it.
 """
 

@@ -13,6 +13,7 @@ from typing import Any
 from ..core.admission import QueueConfig, RateLimit
 from .records import (
     ClaimedWorkflow,
+    ClaimRequest,
     InitResult,
     NewWorkflow,
     ParentStep,
@@ -180,3 +181,26 @@ def claimed_workflow(row: Sequence[Any]) -> ClaimedWorkflow:
 def in_dequeue_order(claimed: list[ClaimedWorkflow]) -> list[ClaimedWorkflow]:
     """Claimed rows in the order they run: priority, then age, then insertion order."""
     return sorted(claimed, key=lambda c: (c.priority, c.created_at, c.sequence))
+
+
+def claim_params(request: ClaimRequest) -> dict[str, Any]:
+    """The parameters of a claim statement (each backend's uses those it needs)."""
+    return {
+        "queue_name": request.queue_name,
+        "partition_key": request.partition_key,
+        "owner_xid": request.owner_xid,
+        "executor_id": request.executor_id,
+        "application_version": request.application_version,
+        "application_name": request.application_name,
+        "runs_latest_version": request.runs_latest_version,
+        "workflow_names": list(request.workflow_names),
+        "now": request.now_ms,
+        "local_budget": request.local_budget,
+        "global_concurrency": request.global_concurrency,
+        "rate_limit_max": request.rate_limit_max,
+        "rate_limit_period_ms": request.rate_limit_period_ms,
+        "partition_concurrency": request.partition_concurrency,
+        "partition_rate_limit_max": request.partition_rate_limit_max,
+        "partition_rate_limit_period_ms": request.partition_rate_limit_period_ms,
+        "rate_limited": request.rate_limited,
+    }

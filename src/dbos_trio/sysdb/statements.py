@@ -7,18 +7,26 @@ files under a name, and the shared implementation of the protocol
 parameters and return the same columns, so one piece of Python serves both; what differs
 is only the SQL text, and how each engine runs it.
 
+Where the statements live: SQL both engines run as written is in the portable files of
+:mod:`dbos_trio.sysdb.sql` (``sql/queries/*.sql``); each backend's own files hold only the
+statements whose SQL must differ. A backend loads both sets, and a name defined twice —
+in one file, across files, or in both sets — is refused.
+
 The files: a block starts with ``-- name: <name>``; the comment lines after it say what
 it is for and are dropped. A block may hold several statements separated by ``;`` at the
 end of a line — a *script*: they run in order in one transaction and the last one's rows
 are the result (SQLite has no data-modifying CTEs, so what PostgreSQL says in one
-statement it says in a few). ``{placeholder}`` names (``{schema}``, ...) are replaced in a
-single pass when the file is rendered, so a value that itself contains braces is never
-expanded again. A name defined twice, or a placeholder left without a value, is an error
-when the statements are loaded.
+statement it says in a few). ``{placeholder}`` names (``{schema}``, ``{now_ms}``, and
+``{in:<parameter>}`` for membership in a list parameter) are replaced in a single pass
+when the file is rendered, so a value that itself contains braces is never expanded
+again; a placeholder left without a value is an error. Portable statements write their
+parameters in sqlite3's named style (``:name``); the PostgreSQL backend converts them to
+psycopg's (``%(name)s``) when it loads them.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib import resources
@@ -27,12 +35,18 @@ from typing import Any, Protocol, TypeVar
 
 import attrs
 
+from .retry import Retrier
+
 T = TypeVar("T")
 Row = tuple[Any, ...]
 Params = Mapping[str, Any]
 
 _NAME_LINE = re.compile(r"^-- name: (?P<name>[a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
-_PLACEHOLDER = re.compile(r"\{(?P<name>[a-z_]+)\}")
+_PLACEHOLDER = re.compile(r"\{(?P<name>[a-z_]+)(?::(?P<argument>[a-z_]+))?\}")
+_NAMED_PARAMETER = re.compile(r"(?<![:\w]):(?P<name>[a-z_][a-z0-9_]*)")
+PORTABLE_PACKAGE = "dbos_trio.sysdb.sql"
+"""The package whose ``queries/*.sql`` both backends load."""
+Value = str | Callable[[str], str]
 _STATEMENT_END = re.compile(r";[ \t]*(?:\n|\Z)")
 _WRITES = re.compile(r"\b(INSERT|UPDATE|DELETE)\b", re.IGNORECASE)
 
@@ -80,6 +94,7 @@ def _files(package: str, directory: str) -> list[Traversable]:
     )
 
 
+@functools.cache
 def load_templates(package: str, directory: str = "queries") -> dict[str, str]:
     """Every block of every ``.sql`` file in ``package``/``directory``, unrendered."""
     templates: dict[str, str] = {}
@@ -91,18 +106,38 @@ def load_templates(package: str, directory: str = "queries") -> dict[str, str]:
     return templates
 
 
-def render(template: str, values: Mapping[str, str], *, name: str = "") -> str:
-    """``template`` with each ``{placeholder}`` replaced by its value, in one pass."""
+def merged(portable: Mapping[str, str], own: Mapping[str, str]) -> dict[str, str]:
+    """The portable templates and a backend's own, refusing a name defined in both."""
+    twice = sorted(set(portable) & set(own))
+    if twice:
+        raise StatementError(f"defined both as portable and by the backend: {', '.join(twice)}")
+    return {**portable, **own}
+
+
+def render(template: str, values: Mapping[str, Value], *, name: str = "") -> str:
+    """``template`` with each ``{placeholder}`` replaced by its value, in one pass.
+
+    A value is a string, or for ``{name:argument}`` a function of the argument."""
 
     def fill(match: re.Match[str]) -> str:
         try:
-            return values[match["name"]]
+            value = values[match["name"]]
         except KeyError:
             raise StatementError(
-                f"statement {name!r}: no value for placeholder {{{match['name']}}}"
+                f"statement {name!r}: no value for placeholder {match.group()}"
             ) from None
+        argument = match["argument"]
+        if callable(value) != (argument is not None):
+            raise StatementError(f"statement {name!r}: placeholder {match.group()} is misused")
+        return value(argument) if callable(value) else value
 
     return _PLACEHOLDER.sub(fill, template)
+
+
+def to_psycopg(sql: str) -> str:
+    """Portable SQL in psycopg's parameter style: ``:name`` becomes ``%(name)s`` and a
+    literal ``%`` is doubled (``::`` casts and ``{in:name}`` placeholders are left alone)."""
+    return _NAMED_PARAMETER.sub(r"%(\g<name>)s", sql.replace("%", "%%"))
 
 
 def split_script(body: str) -> tuple[str, ...]:
@@ -113,18 +148,21 @@ def split_script(body: str) -> tuple[str, ...]:
 
 def build_statements(
     templates: Mapping[str, str],
-    values: Mapping[str, str],
+    values: Mapping[str, Value],
     *,
     scripts_allowed: bool,
     deferred: frozenset[str] = frozenset(),
+    convert: Callable[[str], str] | None = None,
 ) -> dict[str, Statement]:
-    """Render every template; ``deferred`` ones keep their placeholders (the backend
-    renders their variants itself, with :func:`render`)."""
+    """Render every template (converted first, if ``convert`` is given: placeholder values are
+    then never converted); ``deferred`` ones are left out (the backend renders their variants
+    itself, with :func:`render`)."""
     statements: dict[str, Statement] = {}
     for name, template in templates.items():
         if name in deferred:
             continue
-        parts = split_script(render(template, values, name=name))
+        source = template if convert is None else convert(template)
+        parts = split_script(render(source, values, name=name))
         if len(parts) != 1 and not scripts_allowed:
             raise StatementError(f"statement {name!r} must be a single statement")
         statements[name] = Statement(name, parts, writes=bool(_WRITES.search(template)))
@@ -153,6 +191,8 @@ class StatementRunner(Transaction, Protocol):
     up on it. Cancellation: a call cancelled before it reached the database changed
     nothing; one cancelled while a statement ran either committed or rolled back whole.
     """
+
+    retrier: Retrier
 
     async def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
         """Every row of an ad hoc read-only query (positional ``?``/``%s`` parameters)."""

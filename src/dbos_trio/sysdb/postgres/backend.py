@@ -32,9 +32,20 @@ from ..migrations import quote_identifier
 from ..protocol import BackgroundTask, QueueContention
 from ..records import ClaimedWorkflow, ClaimRequest
 from ..retry import Retrier, RetryPolicy
-from ..rows import claimed_workflow, in_dequeue_order
+from ..rows import claim_params, claimed_workflow, in_dequeue_order
 from ..sql import SQLSystemDatabase
-from ..statements import Row, Statement, Transaction, build_statements, load_templates, render
+from ..statements import (
+    PORTABLE_PACKAGE,
+    Row,
+    Statement,
+    Transaction,
+    Value,
+    build_statements,
+    load_templates,
+    merged,
+    render,
+    to_psycopg,
+)
 from ..wakeups import WakeupRegistry
 from . import migrate
 from .listener import POLLING_RECHECK_SECONDS, Listener
@@ -59,12 +70,23 @@ def _claim_name(consistent: bool, partitioned: bool) -> str:
     return f"claim_{'nowait' if consistent else 'skip_locked'}{'_partition' if partitioned else ''}"
 
 
+def _values(schema: str) -> dict[str, Value]:
+    """What the placeholders of PostgreSQL's statements stand for."""
+    return {
+        # psycopg reads "%" in the text as a placeholder, so the schema's own are doubled.
+        "schema": quote_identifier(schema).replace("%", "%%"),
+        "now_ms": "(EXTRACT(epoch FROM now()) * 1000)::bigint",
+        "in": lambda parameter: f"= ANY(%({parameter})s)",
+    }
+
+
 def _statements(schema: str) -> dict[str, Statement]:
-    # psycopg reads "%" in the text as a placeholder, so the schema's own are doubled.
-    values = {"schema": quote_identifier(schema).replace("%", "%%")}
-    templates = load_templates(__package__)
-    statements = build_statements(
-        templates, values, scripts_allowed=False, deferred=frozenset({"claim"})
+    values = _values(schema)
+    portable, templates = load_templates(PORTABLE_PACKAGE), load_templates(__package__)
+    merged(portable, templates)  # refuses a name defined in both
+    statements = build_statements(portable, values, scripts_allowed=False, convert=to_psycopg)
+    statements.update(
+        build_statements(templates, values, scripts_allowed=False, deferred=frozenset({"claim"}))
     )
     for consistent in (False, True):
         for partitioned in (False, True):
@@ -181,11 +203,6 @@ class PostgresSystemDatabase(SQLSystemDatabase):
     def pool(self) -> Pool:
         return self._pool
 
-    @property
-    def retries(self) -> int:
-        """Statements retried after a transient error, since this backend opened."""
-        return self._db.retrier.retries
-
     # --- what only PostgreSQL does -----------------------------------------------------
 
     def _announce(self, key: str, notify: tuple[str, str] | None) -> None:
@@ -213,25 +230,7 @@ class PostgresSystemDatabase(SQLSystemDatabase):
     async def claim(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
         partitioned = request.partition_key is not None
         name = _claim_name(request.consistent, partitioned)
-        params = {
-            "queue_name": request.queue_name,
-            "partition_key": request.partition_key,
-            "owner_xid": request.owner_xid,
-            "executor_id": request.executor_id,
-            "application_version": request.application_version,
-            "application_name": request.application_name,
-            "runs_latest_version": request.runs_latest_version,
-            "workflow_names": list(request.workflow_names),
-            "now": request.now_ms,
-            "local_budget": request.local_budget,
-            "global_concurrency": request.global_concurrency,
-            "rate_limit_max": request.rate_limit_max,
-            "rate_limit_period_ms": request.rate_limit_period_ms,
-            "partition_concurrency": request.partition_concurrency,
-            "partition_rate_limit_max": request.partition_rate_limit_max,
-            "partition_rate_limit_period_ms": request.partition_rate_limit_period_ms,
-            "rate_limited": request.rate_limited,
-        }
+        params = claim_params(request)
 
         async def claim(tx: Transaction) -> list[Row]:
             return await tx.all(name, params)

@@ -37,6 +37,11 @@ class SQLBackendBase:
         """Inside the sweep's transaction: whether this executor sweeps timeouts now."""
         return True
 
+    @property
+    def retries(self) -> int:
+        """Statements retried after a transient error since this backend opened."""
+        return self._db.retrier.retries
+
     async def _exists(self, name: str, params: dict[str, Any]) -> bool:
         row = await self._db.one(name, params)
         return bool(row and row[0])

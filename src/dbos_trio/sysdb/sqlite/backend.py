@@ -30,9 +30,17 @@ from ...core.admission import claim_budget
 from ..errors import Contention
 from ..protocol import BackgroundTask, QueueContention
 from ..records import ClaimedWorkflow, ClaimRequest
-from ..rows import claimed_workflow, in_dequeue_order
+from ..rows import claim_params, claimed_workflow, in_dequeue_order
 from ..sql import SQLSystemDatabase
-from ..statements import Row, Transaction, build_statements, load_templates
+from ..statements import (
+    PORTABLE_PACKAGE,
+    Row,
+    Transaction,
+    Value,
+    build_statements,
+    load_templates,
+    merged,
+)
 from ..wakeups import WakeupRegistry
 from . import migrate
 from .connection import FAIL_IF_BUSY, MEMORY, Connection, database_path, file_exists
@@ -42,6 +50,13 @@ from .statements import SQLiteStatements
 
 POLLING_RECHECK_SECONDS = 1.0
 """How often a waiter re-checks the database: the only way to see other processes' writes."""
+
+SQLITE_VALUES: dict[str, Value] = {
+    "schema": "main",
+    "now_ms": "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+    "in": lambda parameter: f"IN (SELECT value FROM json_each(:{parameter}))",
+}
+"""What the placeholders of portable statements stand for on SQLite."""
 
 
 class SQLiteSystemDatabase(SQLSystemDatabase):
@@ -57,7 +72,8 @@ class SQLiteSystemDatabase(SQLSystemDatabase):
         recheck_interval: float = POLLING_RECHECK_SECONDS,
     ) -> None:
         self._connection = connection
-        statements = build_statements(load_templates(__package__), {}, scripts_allowed=True)
+        templates = merged(load_templates(PORTABLE_PACKAGE), load_templates(__package__))
+        statements = build_statements(templates, SQLITE_VALUES, scripts_allowed=True)
         self._db: SQLiteStatements = SQLiteStatements(connection, statements)
         self._listing = SQLITE_LISTING
         self.wakeups = wakeups if wakeups is not None else WakeupRegistry()
@@ -109,29 +125,13 @@ class SQLiteSystemDatabase(SQLSystemDatabase):
     def connection(self) -> Connection:
         return self._connection
 
-    @property
-    def retries(self) -> int:
-        """Operations retried after a transient error (a held lock), since opening."""
-        return self._connection.retrier.retries
-
     # --- what only SQLite does ---------------------------------------------------------
 
     def _announce(self, key: str, notify: tuple[str, str] | None) -> None:
         self._peers.wake(key)
 
     async def claim(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
-        params = {
-            "queue_name": request.queue_name,
-            "partition_key": request.partition_key,
-            "owner_xid": request.owner_xid,
-            "executor_id": request.executor_id,
-            "application_version": request.application_version,
-            "application_name": request.application_name,
-            "runs_latest_version": request.runs_latest_version,
-            "workflow_names": list(request.workflow_names),
-            "now": request.now_ms,
-            "rate_limited": request.rate_limited,
-        }
+        params = claim_params(request)
 
         async def claim(tx: Transaction) -> list[Row]:
             budget = claim_budget(request.local_budget, await _shared_budgets(tx, request))

@@ -83,6 +83,7 @@ class SQLiteStatements:
     def __init__(self, connection: Connection, statements: Mapping[str, Statement]) -> None:
         self._connection = connection
         self._statements = statements
+        self.retrier = connection.retrier
 
     def _mode(self, statement: Statement) -> Mode:
         if statement.writes:

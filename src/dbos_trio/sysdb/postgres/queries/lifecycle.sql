@@ -5,18 +5,10 @@
 -- psycopg's named style, so a literal percent sign is written "%%". Times are passed in from
 -- the engine's clock, never read with now(), so a MockClock drives them (see _clock.py).
 
--- name: claim_unowned_version
--- Launch: adopt a version row written by a nameless (unclaimed) writer.
-UPDATE {schema}.application_versions SET application_name = %(application_name)s
-WHERE version_name = %(version)s AND application_name IS NULL
-
 -- name: insert_version
 INSERT INTO {schema}.application_versions (version_id, version_name, application_name)
 VALUES (%(version_id)s, %(version)s, %(application_name)s)
 ON CONFLICT DO NOTHING
-
--- name: version_owner
-SELECT application_name FROM {schema}.application_versions WHERE version_name = %(version)s
 
 -- name: latest_version
 -- The newest version of this application (or unclaimed): the one that may run version-less

@@ -5,37 +5,6 @@
 -- psycopg's named style, so a literal percent sign is written "%%". Times are passed in from
 -- the engine's clock, never read with now(), so a MockClock drives them (see _clock.py).
 
--- name: cancel_workflows
--- Cancel whatever is not finished. Clearing owner_xid is what stops an execution running
--- elsewhere: its next fenced write finds it no longer owns the row.
-UPDATE {schema}.workflow_status
-SET status = 'CANCELLED', owner_xid = NULL, queue_name = NULL, deduplication_id = NULL,
-    started_at_epoch_ms = NULL, updated_at = %(now)s, completed_at = %(now)s
-WHERE workflow_uuid = ANY(%(workflow_ids)s) AND status NOT IN ('SUCCESS', 'ERROR')
-RETURNING workflow_uuid
-
--- name: list_children
-SELECT workflow_uuid FROM {schema}.workflow_status WHERE parent_workflow_id = ANY(%(workflow_ids)s)
-
--- name: find_deduplicated
--- The workflow holding a deduplication id on a queue (the id is cleared when it finishes).
-SELECT workflow_uuid FROM {schema}.workflow_status
-WHERE queue_name = %(queue_name)s AND deduplication_id = %(deduplication_id)s
-
--- name: existing_workflows
-SELECT workflow_uuid FROM {schema}.workflow_status WHERE workflow_uuid = ANY(%(workflow_ids)s)
-
--- name: resume_workflows
--- Re-enqueue unfinished workflows (attempts reset, deadline re-armed at dequeue); their
--- checkpoints stay, so the re-run skips completed steps.
-UPDATE {schema}.workflow_status
-SET status = 'ENQUEUED', owner_xid = NULL,
-    queue_name = COALESCE(%(queue_name)s, '_dbos_internal_queue'), recovery_attempts = 0,
-    workflow_deadline_epoch_ms = NULL, deduplication_id = NULL, started_at_epoch_ms = NULL,
-    updated_at = %(now)s, completed_at = NULL
-WHERE workflow_uuid = ANY(%(workflow_ids)s) AND status NOT IN ('SUCCESS', 'ERROR')
-RETURNING workflow_uuid
-
 -- name: delete_workflows
 -- Payload and step tables have no foreign key to workflow_status (migration 112), so they
 -- are deleted explicitly; messages, events and streams go by cascade.
@@ -47,11 +16,6 @@ WITH inputs AS (
     DELETE FROM {schema}.operation_outputs WHERE workflow_uuid = ANY(%(workflow_ids)s)
 )
 DELETE FROM {schema}.workflow_status WHERE workflow_uuid = ANY(%(workflow_ids)s)
-
--- name: set_workflow_delay
-UPDATE {schema}.workflow_status
-SET delay_until_epoch_ms = %(delay_until)s, updated_at = %(now)s
-WHERE workflow_uuid = %(workflow_id)s AND status = 'DELAYED'
 
 -- name: fork_workflow
 -- Fork, in one statement: a new ENQUEUED workflow with the original's function, inputs,

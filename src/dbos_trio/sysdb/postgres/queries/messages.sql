@@ -37,14 +37,6 @@ WITH owner AS (
 )
 SELECT count(*) FROM allowed
 
--- name: has_message
--- Whether an unconsumed message waits on (destination, topic): the cheap look a waiting
--- receiver takes before paying for a consume.
-SELECT EXISTS (
-    SELECT 1 FROM {schema}.notifications
-    WHERE destination_uuid = %(workflow_id)s AND topic = %(topic)s AND NOT consumed
-)
-
 -- name: consume_message
 -- Receive, in one fenced statement: unless this step id already holds its DBOS.recv
 -- checkpoint (an earlier attempt committed, its reply was lost: return what it received),
@@ -120,10 +112,6 @@ WITH owner AS (
 )
 SELECT count(*) FROM owner
 
--- name: get_event
-SELECT value, serialization FROM {schema}.workflow_events
-WHERE workflow_uuid = %(workflow_id)s AND key = %(key)s
-
 -- name: write_stream
 -- Append to a stream at the next offset (from 0) and (from a workflow) record the
 -- DBOS.writeStream/closeStream checkpoint, in one fenced statement. A concurrent writer
@@ -150,14 +138,3 @@ WITH owner AS (
     ON CONFLICT (workflow_uuid, function_id) DO NOTHING
 )
 SELECT count(*) FROM owner
-
--- name: read_stream
--- Up to a batch of stream values from an offset, with the writer's status in the same
--- round trip (no status: the writer does not exist).
-SELECT ws.status, s."offset", s.value, s.serialization
-FROM {schema}.workflow_status AS ws
-LEFT JOIN {schema}.streams AS s
-       ON s.workflow_uuid = ws.workflow_uuid AND s.key = %(key)s
-      AND s."offset" >= %(offset)s AND s."offset" < %(offset)s + %(limit)s
-WHERE ws.workflow_uuid = %(workflow_id)s
-ORDER BY s."offset"

@@ -120,24 +120,6 @@ FROM owner
 ON CONFLICT (workflow_uuid, function_id) DO NOTHING
 RETURNING 1
 
--- name: diagnose_step_write
--- Why record_step wrote nothing: the workflow's status and owner, and what is already
--- recorded at that step id.
-SELECT ws.status, ws.owner_xid IS NOT DISTINCT FROM %(owner_xid)s,
-       oo.function_name, oo.completed_at_epoch_ms, oo.output, oo.error
-FROM (SELECT 1) AS one
-LEFT JOIN {schema}.workflow_status AS ws ON ws.workflow_uuid = %(workflow_id)s
-LEFT JOIN {schema}.operation_outputs AS oo
-       ON oo.workflow_uuid = %(workflow_id)s AND oo.function_id = %(function_id)s
-
--- name: load_steps
--- All checkpoints of one workflow, for replay (loaded once per execution).
-SELECT function_id, function_name, output, error, serialization, child_workflow_id,
-       started_at_epoch_ms, completed_at_epoch_ms
-FROM {schema}.operation_outputs
-WHERE workflow_uuid = %(workflow_id)s
-ORDER BY function_id
-
 -- name: record_outcome
 -- The workflow's final status and payload, in one autocommit statement, only while it
 -- is PENDING and still ours; the count says whether we won.
@@ -153,11 +135,3 @@ WITH updated AS (
     ON CONFLICT (workflow_uuid) DO UPDATE SET output = excluded.output, error = excluded.error
 )
 SELECT count(*) FROM updated
-
--- name: get_outcome
--- Status and stored outcome (new payload table first, legacy columns as fallback).
-SELECT ws.status, COALESCE(wo.output, ws.output), COALESCE(wo.error, ws.error),
-       ws.serialization
-FROM {schema}.workflow_status AS ws
-LEFT JOIN {schema}.workflow_output AS wo ON wo.workflow_uuid = ws.workflow_uuid
-WHERE ws.workflow_uuid = %(workflow_id)s

@@ -11,11 +11,6 @@
 -- SQLite's, so a MockClock drives them; the exceptions are as on PostgreSQL: queue rows
 -- and application versions, whose timestamps the protocol does not carry.
 
--- name: claim_unowned_version
--- Launch: adopt a version row written by a nameless (unclaimed) writer.
-UPDATE application_versions SET application_name = :application_name
-WHERE version_name = :version AND application_name IS NULL
-
 -- name: insert_version
 -- Register a version, stamped with the database's wall clock in milliseconds (PostgreSQL
 -- stamps it with now(); the protocol carries no time for it).
@@ -28,9 +23,6 @@ INSERT INTO application_versions (
     :application_name
 )
 ON CONFLICT DO NOTHING
-
--- name: version_owner
-SELECT application_name FROM application_versions WHERE version_name = :version
 
 -- name: latest_version
 -- The newest version of this application (or unclaimed): the one that may run version-less

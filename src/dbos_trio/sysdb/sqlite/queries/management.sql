@@ -1,41 +1,6 @@
 -- The SQLite backend's statements: cancel, resume, delete, delay, fork, lookups.
 -- (Conventions: see lifecycle.sql.)
 
--- name: cancel_workflows
--- Cancel whatever is not finished. Clearing owner_xid is what stops an execution running
--- elsewhere: its next fenced write finds it no longer owns the row.
-UPDATE workflow_status
-SET status = 'CANCELLED', owner_xid = NULL, queue_name = NULL, deduplication_id = NULL,
-    started_at_epoch_ms = NULL, updated_at = :now, completed_at = :now
-WHERE workflow_uuid IN (SELECT value FROM json_each(:workflow_ids))
-  AND status NOT IN ('SUCCESS', 'ERROR')
-RETURNING workflow_uuid
-
--- name: list_children
-SELECT workflow_uuid FROM workflow_status
-WHERE parent_workflow_id IN (SELECT value FROM json_each(:workflow_ids))
-
--- name: find_deduplicated
--- The workflow holding a deduplication id on a queue (the id is cleared when it finishes).
-SELECT workflow_uuid FROM workflow_status
-WHERE queue_name = :queue_name AND deduplication_id = :deduplication_id
-
--- name: existing_workflows
-SELECT workflow_uuid FROM workflow_status
-WHERE workflow_uuid IN (SELECT value FROM json_each(:workflow_ids))
-
--- name: resume_workflows
--- Re-enqueue unfinished workflows (attempts reset, deadline re-armed at dequeue); their
--- checkpoints stay, so the re-run skips completed steps.
-UPDATE workflow_status
-SET status = 'ENQUEUED', owner_xid = NULL,
-    queue_name = COALESCE(:queue_name, '_dbos_internal_queue'), recovery_attempts = 0,
-    workflow_deadline_epoch_ms = NULL, deduplication_id = NULL, started_at_epoch_ms = NULL,
-    updated_at = :now, completed_at = NULL
-WHERE workflow_uuid IN (SELECT value FROM json_each(:workflow_ids))
-  AND status NOT IN ('SUCCESS', 'ERROR')
-RETURNING workflow_uuid
-
 -- name: delete_workflows
 -- Payload and step tables have no foreign key to workflow_status (migration 112), so they
 -- are deleted explicitly, in the same transaction as the rows; messages, events and
@@ -45,11 +10,6 @@ DELETE FROM workflow_output WHERE workflow_uuid IN (SELECT value FROM json_each(
 DELETE FROM operation_outputs
 WHERE workflow_uuid IN (SELECT value FROM json_each(:workflow_ids));
 DELETE FROM workflow_status WHERE workflow_uuid IN (SELECT value FROM json_each(:workflow_ids))
-
--- name: set_workflow_delay
-UPDATE workflow_status
-SET delay_until_epoch_ms = :delay_until, updated_at = :now
-WHERE workflow_uuid = :workflow_id AND status = 'DELAYED'
 
 -- name: fork_workflow
 -- Fork: a new ENQUEUED workflow with the original's function, inputs, format and owner (a

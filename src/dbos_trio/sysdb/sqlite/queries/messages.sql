@@ -28,14 +28,6 @@ SELECT :caller_id IS NULL
     OR EXISTS (SELECT 1 FROM workflow_status
                WHERE workflow_uuid = :caller_id AND owner_xid = :owner_xid)
 
--- name: has_message
--- Whether an unconsumed message waits on (destination, topic): the cheap look a waiting
--- receiver takes before paying for a consume.
-SELECT EXISTS (
-    SELECT 1 FROM notifications
-    WHERE destination_uuid = :workflow_id AND topic = :topic AND NOT consumed
-)
-
 -- name: consume_message
 -- Receive, fenced: unless this step id already holds its DBOS.recv checkpoint (an earlier
 -- attempt committed: return what it received), mark the oldest unconsumed message on the
@@ -101,10 +93,6 @@ ON CONFLICT (workflow_uuid, function_id) DO NOTHING;
 SELECT EXISTS (SELECT 1 FROM workflow_status
                WHERE workflow_uuid = :workflow_id AND owner_xid = :owner_xid)
 
--- name: get_event
-SELECT value, serialization FROM workflow_events
-WHERE workflow_uuid = :workflow_id AND key = :key
-
 -- name: write_stream
 -- Append to a stream at the next offset (from 0) and (from a workflow) record the
 -- DBOS.writeStream/closeStream checkpoint, fenced. With one writer at a time there is no
@@ -127,14 +115,3 @@ WHERE :record
 ON CONFLICT (workflow_uuid, function_id) DO NOTHING;
 SELECT EXISTS (SELECT 1 FROM workflow_status
                WHERE workflow_uuid = :workflow_id AND owner_xid = :owner_xid)
-
--- name: read_stream
--- Up to a batch of stream values from an offset, with the writer's status in the same
--- statement (no row at all: the writer does not exist).
-SELECT ws.status, s."offset", s.value, s.serialization
-FROM workflow_status AS ws
-LEFT JOIN streams AS s
-       ON s.workflow_uuid = ws.workflow_uuid AND s.key = :key
-      AND s."offset" >= :offset AND s."offset" < :offset + :limit
-WHERE ws.workflow_uuid = :workflow_id
-ORDER BY s."offset"

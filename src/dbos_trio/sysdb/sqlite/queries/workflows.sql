@@ -102,24 +102,6 @@ WHERE EXISTS (SELECT 1 FROM workflow_status
 ON CONFLICT (workflow_uuid, function_id) DO NOTHING
 RETURNING 1
 
--- name: diagnose_step_write
--- Why a fenced write wrote nothing: the workflow's status and whether we still own it,
--- and what is already recorded at that step id.
-SELECT ws.status, ws.owner_xid IS :owner_xid,
-       oo.function_name, oo.completed_at_epoch_ms, oo.output, oo.error
-FROM (SELECT 1) AS one
-LEFT JOIN workflow_status AS ws ON ws.workflow_uuid = :workflow_id
-LEFT JOIN operation_outputs AS oo
-       ON oo.workflow_uuid = :workflow_id AND oo.function_id = :function_id
-
--- name: load_steps
--- All checkpoints of one workflow, for replay (loaded once per execution).
-SELECT function_id, function_name, output, error, serialization, child_workflow_id,
-       started_at_epoch_ms, completed_at_epoch_ms
-FROM operation_outputs
-WHERE workflow_uuid = :workflow_id
-ORDER BY function_id
-
 -- name: record_outcome
 -- The workflow's final status and payload, only while it is PENDING and still ours (the
 -- payload is written first, under the same check); the last statement counts the status
@@ -135,11 +117,3 @@ SET status = :status, deduplication_id = NULL, owner_xid = NULL,
     updated_at = :completed_at, completed_at = :completed_at
 WHERE workflow_uuid = :workflow_id AND status = 'PENDING' AND owner_xid = :owner_xid;
 SELECT changes()
-
--- name: get_outcome
--- Status and stored outcome (new payload table first, legacy columns as fallback).
-SELECT ws.status, COALESCE(wo.output, ws.output), COALESCE(wo.error, ws.error),
-       ws.serialization
-FROM workflow_status AS ws
-LEFT JOIN workflow_output AS wo ON wo.workflow_uuid = ws.workflow_uuid
-WHERE ws.workflow_uuid = :workflow_id
