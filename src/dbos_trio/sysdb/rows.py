@@ -20,6 +20,48 @@ from .records import (
     RecordedStep,
 )
 
+# The columns a new workflow row is inserted with, and the parameter each takes its value
+# from (new_workflow_params): both backends' inserts are rendered from this one list.
+NEW_WORKFLOW_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("workflow_uuid", "workflow_id"),
+    ("status", "status"),
+    ("name", "name"),
+    ("class_name", "class_name"),
+    ("config_name", "config_name"),
+    ("authenticated_user", "authenticated_user"),
+    ("authenticated_roles", "authenticated_roles"),
+    ("executor_id", "executor_id"),
+    ("created_at", "created_at"),
+    ("updated_at", "created_at"),
+    ("application_version", "application_version"),
+    ("application_id", "application_id"),
+    ("application_name", "application_name"),
+    ("recovery_attempts", "recovery_attempts"),
+    ("queue_name", "queue_name"),
+    ("workflow_timeout_ms", "timeout_ms"),
+    ("workflow_deadline_epoch_ms", "deadline_epoch_ms"),
+    ("deduplication_id", "deduplication_id"),
+    ("priority", "priority"),
+    ("queue_partition_key", "queue_partition_key"),
+    ("parent_workflow_id", "parent_workflow_id"),
+    ("serialization", "serialization"),
+    ("delay_until_epoch_ms", "delay_until_epoch_ms"),
+    ("owner_xid", "owner_xid"),
+    ("creator_xid", "creator_xid"),
+    ("forked_from", "forked_from"),
+)
+
+
+def new_workflow_placeholders(parameter: str) -> dict[str, str]:
+    """``{new_workflow_columns}`` and ``{new_workflow_values}`` for a statement file whose
+    parameters are written ``parameter.format(name)``."""
+    return {
+        "new_workflow_columns": ", ".join(column for column, _ in NEW_WORKFLOW_COLUMNS),
+        "new_workflow_values": ", ".join(
+            parameter.format(name) for _, name in NEW_WORKFLOW_COLUMNS
+        ),
+    }
+
 
 def new_workflow_params(new: NewWorkflow, parent: ParentStep | None) -> dict[str, Any]:
     params: dict[str, Any] = {

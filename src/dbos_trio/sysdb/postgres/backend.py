@@ -32,7 +32,12 @@ from ..migrations import quote_identifier
 from ..protocol import BackgroundTask, QueueContention
 from ..records import ClaimedWorkflow, ClaimRequest
 from ..retry import Retrier, RetryPolicy
-from ..rows import claim_params, claimed_workflow, in_dequeue_order
+from ..rows import (
+    claim_params,
+    claimed_workflow,
+    in_dequeue_order,
+    new_workflow_placeholders,
+)
 from ..sql import SQLSystemDatabase
 from ..statements import (
     PORTABLE_PACKAGE,
@@ -77,6 +82,7 @@ def _values(schema: str) -> dict[str, Value]:
         "schema": quote_identifier(schema).replace("%", "%%"),
         "now_ms": "(EXTRACT(epoch FROM now()) * 1000)::bigint",
         "in": lambda parameter: f"= ANY(%({parameter})s)",
+        **new_workflow_placeholders("%({})s"),
     }
 
 

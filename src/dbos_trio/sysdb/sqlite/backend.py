@@ -30,7 +30,12 @@ from ...core.admission import claim_budget
 from ..errors import Contention
 from ..protocol import BackgroundTask, QueueContention
 from ..records import ClaimedWorkflow, ClaimRequest
-from ..rows import claim_params, claimed_workflow, in_dequeue_order
+from ..rows import (
+    claim_params,
+    claimed_workflow,
+    in_dequeue_order,
+    new_workflow_placeholders,
+)
 from ..sql import SQLSystemDatabase
 from ..statements import (
     PORTABLE_PACKAGE,
@@ -55,6 +60,7 @@ SQLITE_VALUES: dict[str, Value] = {
     "schema": "main",
     "now_ms": "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
     "in": lambda parameter: f"IN (SELECT value FROM json_each(:{parameter}))",
+    **new_workflow_placeholders(":{}"),
 }
 """What the placeholders of portable statements stand for on SQLite."""
 

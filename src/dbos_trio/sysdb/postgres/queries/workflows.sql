@@ -11,22 +11,8 @@
 -- two cases apart by the creator token. The outcome comes along for a finished row so a
 -- repeated call returns without a second query.
 WITH inserted AS (
-    INSERT INTO {schema}.workflow_status AS ws (
-        workflow_uuid, status, name, class_name, config_name,
-        authenticated_user, authenticated_roles, executor_id,
-        created_at, updated_at, application_version, application_id, application_name,
-        recovery_attempts, queue_name, workflow_timeout_ms, workflow_deadline_epoch_ms,
-        deduplication_id, priority, queue_partition_key, parent_workflow_id,
-        serialization, delay_until_epoch_ms, owner_xid, creator_xid, forked_from
-    ) VALUES (
-        %(workflow_id)s, %(status)s, %(name)s, %(class_name)s, %(config_name)s,
-        %(authenticated_user)s, %(authenticated_roles)s, %(executor_id)s,
-        %(created_at)s, %(created_at)s, %(application_version)s, %(application_id)s,
-        %(application_name)s, %(recovery_attempts)s, %(queue_name)s, %(timeout_ms)s,
-        %(deadline_epoch_ms)s, %(deduplication_id)s, %(priority)s, %(queue_partition_key)s,
-        %(parent_workflow_id)s, %(serialization)s, %(delay_until_epoch_ms)s, %(owner_xid)s,
-        %(creator_xid)s, %(forked_from)s
-    )
+    INSERT INTO {schema}.workflow_status AS ws ({new_workflow_columns})
+    VALUES ({new_workflow_values})
     ON CONFLICT (workflow_uuid) DO UPDATE SET updated_at = ws.updated_at
     RETURNING workflow_uuid, creator_xid, status, name, class_name, config_name, queue_name,
               serialization, workflow_deadline_epoch_ms, output, error
@@ -53,22 +39,8 @@ WITH parent AS (
     WHERE workflow_uuid = %(parent_id)s AND owner_xid = %(parent_owner_xid)s
     FOR NO KEY UPDATE
 ), inserted AS (
-    INSERT INTO {schema}.workflow_status AS ws (
-        workflow_uuid, status, name, class_name, config_name,
-        authenticated_user, authenticated_roles, executor_id,
-        created_at, updated_at, application_version, application_id, application_name,
-        recovery_attempts, queue_name, workflow_timeout_ms, workflow_deadline_epoch_ms,
-        deduplication_id, priority, queue_partition_key, parent_workflow_id,
-        serialization, delay_until_epoch_ms, owner_xid, creator_xid, forked_from
-    )
-    SELECT
-        %(workflow_id)s, %(status)s, %(name)s, %(class_name)s, %(config_name)s,
-        %(authenticated_user)s, %(authenticated_roles)s, %(executor_id)s,
-        %(created_at)s, %(created_at)s, %(application_version)s, %(application_id)s,
-        %(application_name)s, %(recovery_attempts)s, %(queue_name)s, %(timeout_ms)s,
-        %(deadline_epoch_ms)s, %(deduplication_id)s, %(priority)s, %(queue_partition_key)s,
-        %(parent_workflow_id)s, %(serialization)s, %(delay_until_epoch_ms)s, %(owner_xid)s,
-        %(creator_xid)s, %(forked_from)s
+    INSERT INTO {schema}.workflow_status AS ws ({new_workflow_columns})
+    SELECT {new_workflow_values}
     FROM parent
     ON CONFLICT (workflow_uuid) DO UPDATE SET updated_at = ws.updated_at
     RETURNING workflow_uuid, creator_xid, status, name, class_name, config_name, queue_name,

@@ -7,21 +7,7 @@
 -- statement says which (by the creator token) and brings the stored outcome of a finished
 -- row, so a repeated call returns without a second query. A deduplication id already held
 -- on the queue fails on uq_workflow_status_dedup_id.
-INSERT INTO workflow_status (
-    workflow_uuid, status, name, class_name, config_name,
-    authenticated_user, authenticated_roles, executor_id,
-    created_at, updated_at, application_version, application_id, application_name,
-    recovery_attempts, queue_name, workflow_timeout_ms, workflow_deadline_epoch_ms,
-    deduplication_id, priority, queue_partition_key, parent_workflow_id,
-    serialization, delay_until_epoch_ms, owner_xid, creator_xid, forked_from
-) VALUES (
-    :workflow_id, :status, :name, :class_name, :config_name,
-    :authenticated_user, :authenticated_roles, :executor_id,
-    :created_at, :created_at, :application_version, :application_id, :application_name,
-    :recovery_attempts, :queue_name, :timeout_ms, :deadline_epoch_ms,
-    :deduplication_id, :priority, :queue_partition_key, :parent_workflow_id,
-    :serialization, :delay_until_epoch_ms, :owner_xid, :creator_xid, :forked_from
-)
+INSERT INTO workflow_status ({new_workflow_columns}) VALUES ({new_workflow_values})
 ON CONFLICT (workflow_uuid) DO NOTHING;
 INSERT INTO workflow_input (workflow_uuid, inputs, retention_timestamp)
 SELECT :workflow_id, :inputs, :created_at
@@ -40,21 +26,8 @@ WHERE ws.workflow_uuid = :workflow_id
 -- id, child's name, child id) is written in the same transaction, and nothing at all is
 -- written (and nothing comes back) unless the parent's execution still owns the parent.
 -- The last column is the child id the parent's checkpoint holds afterwards.
-INSERT INTO workflow_status (
-    workflow_uuid, status, name, class_name, config_name,
-    authenticated_user, authenticated_roles, executor_id,
-    created_at, updated_at, application_version, application_id, application_name,
-    recovery_attempts, queue_name, workflow_timeout_ms, workflow_deadline_epoch_ms,
-    deduplication_id, priority, queue_partition_key, parent_workflow_id,
-    serialization, delay_until_epoch_ms, owner_xid, creator_xid, forked_from
-)
-SELECT
-    :workflow_id, :status, :name, :class_name, :config_name,
-    :authenticated_user, :authenticated_roles, :executor_id,
-    :created_at, :created_at, :application_version, :application_id, :application_name,
-    :recovery_attempts, :queue_name, :timeout_ms, :deadline_epoch_ms,
-    :deduplication_id, :priority, :queue_partition_key, :parent_workflow_id,
-    :serialization, :delay_until_epoch_ms, :owner_xid, :creator_xid, :forked_from
+INSERT INTO workflow_status ({new_workflow_columns})
+SELECT {new_workflow_values}
 WHERE EXISTS (SELECT 1 FROM workflow_status
               WHERE workflow_uuid = :parent_id AND owner_xid = :parent_owner_xid)
 ON CONFLICT (workflow_uuid) DO NOTHING;
