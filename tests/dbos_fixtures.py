@@ -30,9 +30,9 @@ from backends import count_rows, execute, query, status_row, steps_of
 from psycopg import pq
 
 from dbos_trio import DBOS, Config
-from dbos_trio._dbos import WORKFLOW_ATTRIBUTE
-from dbos_trio._registry import RegisteredWorkflow
-from dbos_trio.engine import workflow as workflows
+from dbos_trio._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
+from dbos_trio.engine.execute import execute as execute_plan
+from dbos_trio.engine.start import ExecutionPlan
 from dbos_trio.sysdb.postgres.driver import TrioConnection
 
 APP_NAME = "wf-tests"
@@ -94,7 +94,7 @@ async def reexecute(
     row = await executor.sysdb.get_workflow(workflow_id)
     assert row is not None
     args, kwargs = executor.codec.decode_inputs(row.inputs, row.serialization)
-    plan = workflows.ExecutionPlan(
+    plan = ExecutionPlan(
         registered=registered_of(fn),
         workflow_id=workflow_id,
         owner_xid=token,
@@ -105,7 +105,7 @@ async def reexecute(
         replaying=True,
     )
     execution = executor.begin_local(workflow_id)
-    return await workflows.execute(executor, plan, execution)
+    return await execute_plan(executor, plan, execution)
 
 
 # --- counting what the driver sends ----------------------------------------------------

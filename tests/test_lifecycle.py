@@ -81,7 +81,7 @@ async def test_a_background_task_cancelled_at_exit_still_finds_the_pool_open(
     running = trio.Event()
 
     async with dbos.launched():
-        executor = dbos._executor
+        executor = dbos._slot.executor
         assert executor is not None
         system_pool = executor.sysdb.pool  # type: ignore[attr-defined]
 

@@ -283,8 +283,8 @@ async def test_a_worker_slot_is_freed_however_the_workflow_ends(dbos_url: str) -
             await stuck.get_result()
         with trio.fail_after(2):  # the freed slot wakes the worker: no 10 s poll
             assert await waiting.get_result() == 2
-        assert app.dbos._executor is not None
-        assert app.dbos._executor.running.running("one") == 0
+        assert app.dbos._slot.executor is not None
+        assert app.dbos._slot.executor.running.running("one") == 0
 
 
 async def test_a_limiter_allows_n_starts_per_period_counting_finished_rate_limited_rows(
@@ -556,8 +556,8 @@ async def test_listen_queues_limits_the_queues_this_executor_serves(dbos_url: st
         assert await on_a.get_result() == expected_three_steps(1, "t")
         await trio.sleep(1.5)  # past a supervisor sweep
         assert (await status_row(dbos_url, "on-b"))["status"] == "ENQUEUED"
-        assert app.dbos._executor is not None
-        assert app.dbos._executor.queue_set.served == {"a", INTERNAL_QUEUE}
+        assert app.dbos._slot.executor is not None
+        assert app.dbos._slot.executor.queue_set.served == {"a", INTERNAL_QUEUE}
 
 
 async def test_rows_of_another_version_wait_and_versionless_rows_run_only_on_the_latest(
@@ -649,8 +649,8 @@ async def test_list_retrieve_and_delete_queues_and_a_deleted_queue_stops_being_s
         assert await app.dbos.retrieve_queue("drop") is None
         assert [q.name for q in await app.dbos.list_queues()] == ["keep"]
         await trio.sleep(1.2)  # the next sweep drops the queue's worker
-        assert app.dbos._executor is not None
-        assert "drop" not in app.dbos._executor.queue_set.working
+        assert app.dbos._slot.executor is not None
+        assert "drop" not in app.dbos._slot.executor.queue_set.working
         with SetWorkflowID("orphan"):
             await app.dbos.enqueue_workflow("drop", app.three_steps, 1)
         assert await (await kept.enqueue(app.three_steps, 2)).get_result()
@@ -789,8 +789,8 @@ async def test_a_stored_queue_row_no_registration_would_accept_does_not_stop_the
             APP_NAME,
         )
         await trio.sleep(1.2)  # a sweep lists the odd row and starts its worker
-        assert app.dbos._executor is not None
-        assert "closed" in app.dbos._executor.queue_set.working
+        assert app.dbos._slot.executor is not None
+        assert "closed" in app.dbos._slot.executor.queue_set.working
         with SetWorkflowID("never"):
             await app.dbos.enqueue_workflow("closed", app.three_steps, 1)
         assert await (await app.queues["good"].enqueue(app.three_steps, 2)).get_result()

@@ -258,8 +258,8 @@ async def test_launch_reenqueues_only_this_executors_version_and_applications_pe
     app.queues["orders"] = app.dbos.register_queue("orders", polling_interval_sec=0.05)
     async with app.dbos.launched():
         # Counted before launched() handed control back: no await has happened since.
-        assert app.dbos._executor is not None
-        assert app.dbos._executor.recovered_count == 3
+        assert app.dbos._slot.executor is not None
+        assert app.dbos._slot.executor.recovered_count == 3
         # A workflow started the instant launch returns shares the executor id; recovery
         # is over by then, so it is never mistaken for abandoned work.
         with SetWorkflowID("fresh"):

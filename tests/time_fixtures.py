@@ -53,7 +53,7 @@ from dbos_fixtures import (
 )
 
 from dbos_trio import DBOS, Config
-from dbos_trio._executor import Executor
+from dbos_trio.engine.executor import Executor
 from dbos_trio.sysdb.postgres.backend import PostgresSystemDatabase
 from dbos_trio.sysdb.postgres.driver import TrioConnection
 

@@ -4,7 +4,6 @@ Everything public is importable from here: ``from dbos_trio import DBOS, Config`
 """
 
 from ._config import Config
-from ._context import SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
 from ._dbos import DBOS
 from ._errors import (
     DBOSAwaitedWorkflowCancelledError,
@@ -30,10 +29,11 @@ from ._errors import (
 from ._queue import Queue
 from ._registry import DBOSConfiguredInstance
 from ._serialization import PickleSerializer, PortableJSONSerializer, Serializer
-from ._status import StepInfo, WorkflowStatus
 from .client import Client, ClientWorkflowHandle, EnqueueOptions
 from .core.admission import RateLimit
 from .engine.handle import WorkflowHandle
+from .engine.options import SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
+from .engine.status import StepInfo, WorkflowStatus
 
 __all__ = [
     "DBOS",

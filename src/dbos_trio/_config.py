@@ -47,77 +47,96 @@ def redact_url(url: str | None) -> str:
     return _PASSWORD_IN_PARAMS.sub(r"\1***", url)
 
 
-def _fail(field: str, problem: str) -> DBOSConfigError:
-    return DBOSConfigError(f"Config.{field}: {problem}")
+# --- checks, shared by Config and Client ------------------------------------------------
+#
+# Each raises DBOSConfigError naming ``where`` (e.g. "Config.schema", "Client schema") and
+# the rule, before anything connects.
 
 
-def _check_app_name(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
-    if not isinstance(value, str) or not APP_NAME_PATTERN.match(value):
-        raise _fail(
-            attribute.name,
-            f"{value!r} must be 3 to 256 characters of lowercase letters, digits, '_' or '-'",
-        )
+def _fail(where: str, problem: str) -> DBOSConfigError:
+    return DBOSConfigError(f"{where}: {problem}")
 
 
-def _check_optional_text(_: Any, attribute: attrs.Attribute[str | None], value: str | None) -> None:
+def require_optional_text(value: Any, where: str) -> None:
+    """None, or a string that is not blank."""
     if value is not None and (not isinstance(value, str) or not value.strip()):
-        raise _fail(attribute.name, f"{value!r} must be a non-empty string or None")
+        raise _fail(where, f"{value!r} must be a non-empty string or None")
 
 
-def _check_database_url(_: Any, attribute: attrs.Attribute[str | None], value: str | None) -> None:
-    _check_optional_text(_, attribute, value)
+def require_database_url(value: Any, where: str) -> None:
+    """None, or a ``postgresql://`` / ``sqlite:`` URL (shown redacted if it is wrong)."""
+    require_optional_text(value, where)
     if value is not None and not value.startswith(("postgresql://", "postgres://", "sqlite:")):
-        raise _fail(
-            attribute.name,
-            f"{redact_url(value)!r} must be a postgresql:// or sqlite:/// URL",
-        )
+        raise _fail(where, f"{redact_url(value)!r} must be a postgresql:// or sqlite:/// URL")
 
 
-def _check_schema(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
-    # PostgreSQL silently truncates identifiers to 63 *bytes*: a longer name would address
-    # a different schema than the one configured.
+def require_schema(value: Any, where: str) -> None:
+    """A PostgreSQL identifier: 1-63 bytes in UTF-8, no NUL.
+
+    PostgreSQL silently truncates identifiers to 63 *bytes*: a longer name would address a
+    different schema than the one configured.
+    """
     if (
         not isinstance(value, str)
         or not value
         or len(value.encode("utf-8")) > 63
         or "\x00" in value
     ):
-        raise _fail(
-            attribute.name, f"{value!r} must be a PostgreSQL identifier (1-63 bytes in UTF-8)"
-        )
+        raise _fail(where, f"{value!r} must be a PostgreSQL identifier (1-63 bytes in UTF-8)")
 
 
-def _check_positive_int(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
+def require_positive_int(value: Any, where: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise _fail(attribute.name, f"{value!r} must be a positive integer")
+        raise _fail(where, f"{value!r} must be a positive integer")
 
 
-def _check_positive_seconds(_: Any, attribute: attrs.Attribute[float], value: float) -> None:
-    # Finite too: an infinite connect timeout would never fire (and cannot arm a timer).
+def require_positive_seconds(value: Any, where: str) -> None:
+    # Finite too: an infinite timeout would never fire (and cannot arm a timer).
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        raise _fail(attribute.name, f"{value!r} must be a positive, finite number of seconds")
+        raise _fail(where, f"{value!r} must be a positive, finite number of seconds")
 
 
-def _check_bool(_: Any, attribute: attrs.Attribute[bool], value: bool) -> None:
+def require_bool(value: Any, where: str) -> None:
     if not isinstance(value, bool):
-        raise _fail(attribute.name, f"{value!r} must be True or False")
+        raise _fail(where, f"{value!r} must be True or False")
+
+
+def _field_check(check: Any) -> Any:
+    """``check`` as an attrs validator of a Config field."""
+
+    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        check(value, f"Config.{attribute.name}")
+
+    return validate
+
+
+def _check_app_name(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not APP_NAME_PATTERN.match(value):
+        raise _fail(
+            f"Config.{attribute.name}",
+            f"{value!r} must be 3 to 256 characters of lowercase letters, digits, '_' or '-'",
+        )
 
 
 def _to_queue_names(value: Sequence[str] | None) -> tuple[str, ...] | None:
     if value is None:
         return None
     if isinstance(value, str):
-        raise _fail("listen_queues", f"{value!r} must be a sequence of queue names, not a string")
+        raise _fail(
+            "Config.listen_queues", f"{value!r} must be a sequence of queue names, not a string"
+        )
     names = tuple(value)
     for name in names:
         if not isinstance(name, str) or not name:
-            raise _fail("listen_queues", f"{name!r} is not a queue name")
+            raise _fail("Config.listen_queues", f"{name!r} is not a queue name")
     return names
 
 
 def _check_serializer(_: Any, attribute: attrs.Attribute[Serializer], value: Serializer) -> None:
     if not all(hasattr(value, m) for m in ("serialize", "deserialize", "name")):
-        raise _fail(attribute.name, f"{value!r} must implement serialize, deserialize and name")
+        raise _fail(
+            f"Config.{attribute.name}", f"{value!r} must implement serialize, deserialize and name"
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -126,19 +145,29 @@ class Config:
 
     app_name: str = attrs.field(validator=_check_app_name)
     database_url: str | None = attrs.field(
-        default=None, validator=_check_database_url, repr=redact_url
+        default=None, validator=_field_check(require_database_url), repr=redact_url
     )
-    schema: str = attrs.field(default="dbos", validator=_check_schema)
-    app_version: str | None = attrs.field(default=None, validator=_check_optional_text)
-    executor_id: str | None = attrs.field(default=None, validator=_check_optional_text)
-    max_connections: int = attrs.field(default=10, validator=_check_positive_int)
-    use_listen_notify: bool = attrs.field(default=True, validator=_check_bool)
-    run_migrations: bool = attrs.field(default=True, validator=_check_bool)
+    schema: str = attrs.field(default="dbos", validator=_field_check(require_schema))
+    app_version: str | None = attrs.field(
+        default=None, validator=_field_check(require_optional_text)
+    )
+    executor_id: str | None = attrs.field(
+        default=None, validator=_field_check(require_optional_text)
+    )
+    max_connections: int = attrs.field(default=10, validator=_field_check(require_positive_int))
+    use_listen_notify: bool = attrs.field(default=True, validator=_field_check(require_bool))
+    run_migrations: bool = attrs.field(default=True, validator=_field_check(require_bool))
     listen_queues: tuple[str, ...] | None = attrs.field(default=None, converter=_to_queue_names)
     serializer: Serializer = attrs.field(factory=PickleSerializer, validator=_check_serializer)
-    outcome_poll_interval: float = attrs.field(default=1.0, validator=_check_positive_seconds)
-    connect_timeout: float = attrs.field(default=10.0, validator=_check_positive_seconds)
-    notification_coalesce: float = attrs.field(default=0.01, validator=_check_positive_seconds)
+    outcome_poll_interval: float = attrs.field(
+        default=1.0, validator=_field_check(require_positive_seconds)
+    )
+    connect_timeout: float = attrs.field(
+        default=10.0, validator=_field_check(require_positive_seconds)
+    )
+    notification_coalesce: float = attrs.field(
+        default=0.01, validator=_field_check(require_positive_seconds)
+    )
 
     def resolved_database_url(self) -> str:
         """The URL launch connects to: config, then environment, then the embedded file."""

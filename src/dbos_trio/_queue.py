@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
-from ._errors import DBOSException
 from ._registry import resolve_workflow
 from .core.admission import QueueConfig
 from .engine import queues
+from .engine.executor import ExecutorSlot
 from .engine.handle import WorkflowHandle
-
-if TYPE_CHECKING:
-    from ._dbos import DBOS
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -27,8 +23,8 @@ class Queue:
     to see the stored one). Enqueueing checks the partition key against it.
     """
 
-    def __init__(self, dbos: DBOS, config: QueueConfig) -> None:
-        self._dbos = weakref.ref(dbos)
+    def __init__(self, slot: ExecutorSlot, config: QueueConfig) -> None:
+        self._slot = slot
         self._config = config
 
     def __repr__(self) -> str:
@@ -53,12 +49,12 @@ class Queue:
     ) -> Coroutine[Any, Any, WorkflowHandle[R]]:
         """Enqueue ``fn(*args, **kwargs)``; the awaitable returns once its row exists.
 
-        Not async: from a workflow body the step id is taken at the call.
+        Not async: from a workflow body the step id is taken at the call. Before launch
+        (or after shutdown) raises :class:`~dbos_trio.DBOSNotLaunchedError`; a bad option
+        or partition key raises :class:`~dbos_trio.DBOSException` before anything is
+        written.
         """
-        dbos = self._dbos()
-        if dbos is None:
-            raise DBOSException(f"the DBOS instance of queue {self.name!r} no longer exists")
-        executor = dbos._require_executor(f"enqueueing on queue {self.name!r}")
+        executor = self._slot.require(f"enqueueing on queue {self.name!r}")
         registered, call_args = resolve_workflow(fn, args)
         return queues.enqueue(
             executor, self.name, registered, call_args, dict(kwargs), config=self._config

@@ -21,9 +21,9 @@ import trio
 
 from ._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV, redact_url
 from ._errors import DBOSException
-from ._status import StepInfo, WorkflowStatus
 from .client import Client
 from .engine import fork
+from .engine.status import StepInfo, WorkflowStatus
 
 Command = Callable[[argparse.Namespace], Coroutine[Any, Any, Any]]
 
@@ -199,7 +199,7 @@ async def _workflow_delete(args: argparse.Namespace) -> None:
 
 
 async def _workflow_fork(args: argparse.Namespace) -> None:
-    from ._context import SetWorkflowID
+    from .engine.options import SetWorkflowID
 
     async with _client(args) as client:
         runtime = client._require("fork_workflow")

@@ -39,34 +39,37 @@ import attrs
 import trio
 
 from ._clock import Clock
-from ._config import redact_url
-from ._context import SetWorkflowTimeout
-from ._dbos import _normalize_filters
+from ._config import (
+    redact_url,
+    require_bool,
+    require_database_url,
+    require_optional_text,
+    require_positive_int,
+    require_positive_seconds,
+    require_schema,
+)
 from ._errors import (
+    DBOSConfigError,
     DBOSException,
     DBOSInitializationError,
     DBOSNonExistentWorkflowError,
-    DBOSQueueDeduplicatedError,
-    DBOSStreamTimeoutError,
 )
-from ._executor import Runtime
 from ._serialization import PICKLE, PORTABLE_JSON, Codec, PickleSerializer, Serializer
-from ._status import StepInfo, WorkflowStatus, step_info, workflow_status
-from .engine import fork, management
-from .engine.handle import StoredWorkflowHandle
-from .engine.streams import BATCH_SIZE, CLOSED_MARKER, TERMINATION_RECHECK_SECONDS
-from .engine.workflow import check_same_workflow
-from .sysdb.protocol import SystemDatabase
-from .sysdb.records import (
-    ACTIVE_STATUSES,
-    DELAYED,
-    ENQUEUED,
-    NULL_TOPIC,
-    TERMINAL_STATUSES,
-    NewWorkflow,
-    WorkflowFilters,
-)
-from .sysdb.wakeups import event_key, stream_key
+from .core.filters import normalize_filters
+from .core.units import timeout_ms
+from .engine import fork, management, waits
+from .engine.executor import Runtime
+from .engine.handle import StoredWorkflowHandle, unique_handles
+from .engine.messages import send_message
+from .engine.options import SetWorkflowTimeout
+from .engine.queues import insert_queued
+from .engine.rows import Placement, Writer, new_row
+from .engine.start import check_same_workflow
+from .engine.status import StepInfo, WorkflowStatus, step_info, workflow_status
+from .engine.streams import is_end
+from .sysdb.open import open_system_database
+from .sysdb.records import WorkflowFilters
+from .sysdb.wakeups import stream_key
 
 logger = logging.getLogger("dbos_trio.client")
 
@@ -197,31 +200,18 @@ class Client:
         outcome_poll_interval: float = 1.0,
         connect_timeout: float = 10.0,
     ) -> None:
-        if not isinstance(database_url, str) or not database_url.startswith(
-            ("postgresql://", "postgres://", "sqlite:")
-        ):
-            raise DBOSInitializationError(
-                f"Client: {redact_url(database_url if isinstance(database_url, str) else None)!r}"
-                " is not a postgresql:// or sqlite:/// URL"
+        # The same rules as Config's, before anything connects.
+        if database_url is None:
+            raise DBOSConfigError(
+                "Client database_url: None must be a postgresql:// or sqlite:/// URL"
             )
-        if not isinstance(schema, str) or not schema or len(schema) > 63:
-            raise DBOSInitializationError(f"Client: schema {schema!r} is not a schema name")
-        if app_name is not None and (not isinstance(app_name, str) or not app_name.strip()):
-            raise DBOSInitializationError(
-                f"Client: app_name {app_name!r} must be a non-empty string or None"
-            )
-        if isinstance(max_connections, bool) or not isinstance(max_connections, int):
-            raise DBOSInitializationError("Client: max_connections must be a positive integer")
-        if max_connections < 1:
-            raise DBOSInitializationError("Client: max_connections must be a positive integer")
-        for what, seconds in (
-            ("outcome_poll_interval", outcome_poll_interval),
-            ("connect_timeout", connect_timeout),
-        ):
-            if not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
-                raise DBOSInitializationError(
-                    f"Client: {what} must be a positive, finite number of seconds"
-                )
+        require_database_url(database_url, "Client database_url")
+        require_schema(schema, "Client schema")
+        require_optional_text(app_name, "Client app_name")
+        require_positive_int(max_connections, "Client max_connections")
+        require_bool(use_listen_notify, "Client use_listen_notify")
+        require_positive_seconds(outcome_poll_interval, "Client outcome_poll_interval")
+        require_positive_seconds(connect_timeout, "Client connect_timeout")
         self._url = database_url
         self._schema = schema
         self._app_name = app_name
@@ -253,7 +243,15 @@ class Client:
         await stack.__aenter__()
         try:
             try:
-                sysdb = await self._open_system_database()
+                # Verified, never migrated: a client does not create or change schemas.
+                sysdb = await open_system_database(
+                    self._url,
+                    schema=self._schema,
+                    max_connections=self._max_connections,
+                    connect_timeout=self._connect_timeout,
+                    run_migrations=False,
+                    use_listen_notify=self._use_listen_notify,
+                )
             except DBOSInitializationError as error:
                 raise DBOSInitializationError(
                     f"Client (which never creates or migrates a system database): {error}"
@@ -275,23 +273,6 @@ class Client:
             raise
         self._stack = stack
         return self
-
-    async def _open_system_database(self) -> SystemDatabase:
-        """Open and verify (never migrate) the system database the URL names."""
-        if self._url.startswith("sqlite:"):
-            from .sysdb.sqlite.backend import SQLiteSystemDatabase
-
-            return await SQLiteSystemDatabase.open(self._url, run_migrations=False)
-        from .sysdb.postgres.backend import PostgresSystemDatabase
-
-        return await PostgresSystemDatabase.open(
-            self._url,
-            schema=self._schema,
-            max_connections=self._max_connections,
-            connect_timeout=self._connect_timeout,
-            run_migrations=False,
-            use_listen_notify=self._use_listen_notify,
-        )
 
     async def __aexit__(
         self,
@@ -337,54 +318,40 @@ class Client:
                 f"{fmt}: {error}"
             ) from error
         workflow_id = options.workflow_id or str(uuid.uuid4())
-        now = clock.now_ms()
-        delayed = options.delay_seconds is not None
-        new = NewWorkflow(
+        new = new_row(
             workflow_id=workflow_id,
-            status=DELAYED if delayed else ENQUEUED,
             name=options.workflow_name,
             class_name=options.class_name,
             config_name=options.instance_name,
             inputs=inputs,
             serialization=fmt,
-            # Generated once: a retried insert recognizes the row it already committed.
-            creator_xid=str(uuid.uuid4()),
-            owner_xid=None,
-            recovery_attempts=0,
-            created_at_ms=now,
-            executor_id=None,
-            application_version=options.app_version,
-            application_id=None,
-            application_name=options.application_name or runtime.app_name,
-            queue_name=options.queue_name,
-            deduplication_id=options.deduplication_id,
-            priority=options.priority or 0,
-            queue_partition_key=options.queue_partition_key,
+            now_ms=clock.now_ms(),
+            # No executor and no version unless asked: any executor of the application
+            # may claim it.
+            writer=Writer(
+                executor_id=None,
+                application_version=options.app_version,
+                application_id=None,
+                application_name=options.application_name or runtime.app_name,
+            ),
+            placement=Placement(
+                queue_name=options.queue_name,
+                deduplication_id=options.deduplication_id,
+                priority=options.priority,
+                partition_key=options.queue_partition_key,
+                delay_seconds=options.delay_seconds,
+            ),
             timeout_ms=None
             if options.workflow_timeout is None
-            else int(options.workflow_timeout * 1000),
-            deadline_epoch_ms=None,
-            delay_until_epoch_ms=now + int((options.delay_seconds or 0) * 1000)
-            if delayed
-            else None,
+            else timeout_ms(options.workflow_timeout),
             authenticated_user=options.authenticated_user,
             authenticated_roles=json.dumps(list(options.authenticated_roles))
             if options.authenticated_roles
             else None,
         )
-        while True:
-            try:
-                init = await runtime.sysdb.init_workflow(new, None)
-                break
-            except DBOSQueueDeduplicatedError:
-                if options.duplication_policy != "return-existing":
-                    raise
-                holder = await runtime.sysdb.find_deduplicated(
-                    options.queue_name, options.deduplication_id or ""
-                )
-                if holder is not None:
-                    return self._handle(holder)
-                # The holder left the queue between our insert and the lookup: try again.
+        init = await insert_queued(runtime, new, None, options.duplication_policy)
+        if isinstance(init, str):
+            return self._handle(init)
         check_same_workflow(
             workflow_id, init, options.workflow_name, options.class_name, options.instance_name
         )
@@ -418,30 +385,18 @@ class Client:
             encoded = runtime.codec.encode(message, fmt)
         except Exception as error:
             raise DBOSException(f"cannot serialize the message as {fmt}: {error}") from error
-        await runtime.sysdb.send(
-            destination_id=destination_id,
-            topic=NULL_TOPIC if topic is None else topic,
-            message=encoded,
-            serialization=fmt,
-            message_uuid=(
-                f"{idempotency_key}::{destination_id}"
-                if idempotency_key is not None
-                else str(uuid.uuid4())
-            ),
-            now_ms=runtime.clock.now_ms(),
-            caller=None,
+        await send_message(
+            runtime, destination_id, encoded, fmt, topic, idempotency_key, caller=None
         )
 
     async def get_event(self, workflow_id: str, key: str, timeout_seconds: float = 60) -> Any:
         """The latest value of a workflow's event, waiting up to the timeout; None if unset."""
         runtime = self._require("get_event")
-        sysdb, clock = runtime.sysdb, runtime.clock
-        deadline = clock.now() + timeout_seconds
-        with runtime.wakeups.subscribe(event_key(workflow_id, key)) as wakeup:
-            found = await sysdb.get_event(workflow_id, key)
-            while found is None and (remaining := deadline - clock.now()) > 0:
-                await wakeup.wait(min(remaining, sysdb.recheck_interval))
-                found = await sysdb.get_event(workflow_id, key)
+
+        async def deadline() -> float:
+            return runtime.clock.now() + timeout_seconds
+
+        found = await waits.wait_for_event(runtime, workflow_id, key, deadline)
         return None if found is None else runtime.codec.decode(found[0], found[1])
 
     async def read_stream(
@@ -462,30 +417,18 @@ class Client:
         runtime = self._require("read_stream")
         if timeout_seconds is not None and timeout_seconds < 0:
             raise ValueError(f"timeout_seconds must not be negative, got {timeout_seconds}")
-        sysdb, codec, clock = runtime.sysdb, runtime.codec, runtime.clock
         with runtime.wakeups.subscribe(stream_key(workflow_id, key)) as wakeup:
             while True:
-                deadline = None if timeout_seconds is None else clock.now() + timeout_seconds
-                while True:
-                    batch = await sysdb.read_stream(workflow_id, key, offset, BATCH_SIZE)
-                    if batch.writer_status is None:
-                        raise DBOSNonExistentWorkflowError("target", workflow_id)
-                    if batch.values:
-                        break
-                    if batch.writer_status not in ACTIVE_STATUSES:
-                        return  # drained after the writer ended (same snapshot)
-                    wait = min(sysdb.recheck_interval, TERMINATION_RECHECK_SECONDS)
-                    if deadline is not None:
-                        remaining = deadline - clock.now()
-                        if remaining <= 0:
-                            raise DBOSStreamTimeoutError(workflow_id, key, timeout_seconds)
-                        wait = min(wait, remaining)
-                    await wakeup.wait(wait)
-                for _, value, fmt in batch.values:
-                    if fmt == PORTABLE_JSON and value == CLOSED_MARKER:
+                values = await waits.next_stream_values(
+                    runtime, wakeup, workflow_id, key, offset, timeout_seconds=timeout_seconds
+                )
+                if not values:
+                    return  # drained after the writer ended
+                for value, fmt in values:
+                    if is_end(value, fmt):
                         return
                     offset += 1
-                    yield codec.decode(value, fmt)
+                    yield runtime.codec.decode(value, fmt)
 
     # --- handles and management ------------------------------------------------------
 
@@ -583,26 +526,13 @@ class Client:
     async def wait_first(
         self, handles: Sequence[ClientWorkflowHandle[Any]]
     ) -> ClientWorkflowHandle[Any]:
-        """The first of ``handles`` whose workflow is no longer PENDING/ENQUEUED/DELAYED
-        (polled every ``outcome_poll_interval``)."""
+        """The first of ``handles`` whose workflow is no longer PENDING/ENQUEUED/DELAYED.
+
+        Workflows finishing in a process this client shares a wakeup registry with wake it
+        at once; others are found by polling every ``outcome_poll_interval``."""
         runtime = self._require("wait_first")
-        by_id = {handle.workflow_id: handle for handle in handles}
-        if not by_id:
-            raise ValueError("handles must not be empty")
-        if len(by_id) != len(handles):
-            raise ValueError("handles must not contain duplicate workflow IDs")
-        query = WorkflowFilters(
-            workflow_ids=tuple(by_id),
-            statuses=tuple(sorted(TERMINAL_STATUSES)),
-            limit=1,
-            load_input=False,
-            load_output=False,
-        )
-        while True:
-            finished = await runtime.sysdb.list_workflows(query)
-            if finished:
-                return by_id[finished[0].workflow_id]
-            await trio.sleep(runtime.outcome_poll_interval)
+        by_id: dict[str, ClientWorkflowHandle[Any]] = unique_handles(handles)
+        return by_id[await waits.first_finished(runtime, list(by_id))]
 
     # --- listing ---------------------------------------------------------------------
 
@@ -661,7 +591,7 @@ def _format(codec: Codec, serialization: SerializationChoice | None) -> str:
 def _client_filters(runtime: Runtime, filters: dict[str, Any]) -> WorkflowFilters:
     filters = dict(filters)
     application = filters.pop("application_name", None)
-    normalized = _normalize_filters(filters)
+    normalized = normalize_filters(filters)
     if application is not None:
         names = [application] if isinstance(application, str) else list(application)
         if len(names) == 1:

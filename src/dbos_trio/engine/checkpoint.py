@@ -1,27 +1,83 @@
-"""Where a durable call sits, and the check-then-record helpers every durable call shares.
+"""Where a durable call sits in its workflow, and the one way every durable call is made.
 
-A durable call made from a workflow body reserves its step id synchronously (before any
-``await``), looks for a checkpoint recorded by an earlier execution at that id (from the
-map loaded once when the execution started, never a query per step), and otherwise does
-its work and records exactly one checkpoint. A different name recorded at that id means
-the code changed under a running workflow: :class:`DBOSUnexpectedStepError`.
+A durable call made from a workflow body — a step, a send, a sleep, a management call,
+a child's start — goes through the same four moves:
 
-Any system-database failure while recording marks the execution (``control_failure``), so
-its outcome is never written even if user code catches the error: the row stays PENDING
-and recovery re-runs it from its last checkpoint.
+1. **Reserve** its step id synchronously, at the call (:func:`reserve`), before any
+   ``await``: concurrent calls from one body are numbered in call order, whatever order
+   Trio runs them in. The result is a :class:`Slot`; outside a workflow body (or inside a
+   step, where durable calls are plain calls) there is none.
+2. **Replay** what an earlier execution recorded at that id, if anything (from the map
+   loaded once when the execution started, never a query per call); a different name
+   recorded there means the code changed under a running workflow:
+   :class:`DBOSUnexpectedStepError`.
+3. **Run** the operation, and **record** exactly one checkpoint: its value or its error
+   (:func:`checkpointed`), or — for writes that commit their checkpoint atomically with
+   themselves (``send``, ``set_event``, streams, ``recv``) — let the operation record it.
+4. **Latch control**: a system-database failure seen on the way marks the execution
+   (``control_failure``), so its outcome is never written even if user code swallowed
+   the error; the row stays PENDING and recovery re-runs it from its last checkpoint.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._context import WorkflowContext
-from .._errors import DBOSUnexpectedStepError, SystemDatabaseError
+import attrs
+
+from .._errors import DBOSException, DBOSUnexpectedStepError, SystemDatabaseError
 from .._serialization import PORTABLE_JSON, Codec
-from ..sysdb.records import RecordedStep
+from ..sysdb.records import Caller, RecordedStep
+from .context import WorkflowContext, workflow_outside_steps
 
 if TYPE_CHECKING:
-    from .._executor import Executor
+    from .executor import Executor
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class Slot:
+    """A durable call's reserved place: its workflow execution, step id and name."""
+
+    ctx: WorkflowContext
+    function_id: int
+    name: str
+
+    @property
+    def executor(self) -> Executor:
+        return self.ctx.executor
+
+    def recorded(self) -> RecordedStep | None:
+        """The checkpoint an earlier execution recorded here, if any."""
+        return replayed(self.ctx, self.function_id, self.name)
+
+    def caller(self, *, record: bool = True) -> Caller:
+        """This slot as the caller of a write that records its own checkpoint."""
+        return caller_for(self.ctx, self.function_id, record=record)
+
+    def following(self, name: str) -> Slot:
+        """The slot at the next step id (reserved together with this one)."""
+        return Slot(self.ctx, self.function_id + 1, name)
+
+
+def reserve(name: str, *, ids: int = 1) -> Slot | None:
+    """Reserve ``ids`` consecutive step ids of the running workflow body for a call named
+    ``name`` (the first is the returned slot's); None outside a workflow body."""
+    ctx = workflow_outside_steps()
+    if ctx is None:
+        return None
+    slot = reserve_in(ctx, name)
+    for _ in range(ids - 1):
+        ctx.reserve_id()
+    return slot
+
+
+def reserve_in(ctx: WorkflowContext, name: str) -> Slot:
+    """Reserve the next step id of ``ctx`` for a call named ``name``."""
+    return Slot(ctx, ctx.reserve_id(), name)
 
 
 def replayed(ctx: WorkflowContext, function_id: int, name: str) -> RecordedStep | None:
@@ -39,11 +95,88 @@ def replay_value(executor: Executor, recorded: RecordedStep) -> Any:
     return executor.codec.decode(recorded.output, recorded.serialization)
 
 
+@contextmanager
+def control_latch(ctx: WorkflowContext) -> Iterator[None]:
+    """Mark ``ctx``'s execution when a system-database failure passes through."""
+    try:
+        yield
+    except SystemDatabaseError as failure:
+        ctx.control_failure = failure
+        raise
+
+
+def caller_for(ctx: WorkflowContext, function_id: int, *, record: bool = True) -> Caller:
+    executor = ctx.executor
+    return Caller(
+        workflow_id=ctx.workflow_id,
+        owner_xid=ctx.owner_xid,
+        function_id=function_id,
+        started_at_ms=executor.clock.now_ms(),
+        application_name=executor.app_name,
+        record=record,
+    )
+
+
+async def checkpointed(
+    slot: Slot | None,
+    operation: Callable[[], Awaitable[T]],
+    *,
+    records_itself: bool = False,
+    record_errors: bool | tuple[type[Exception], ...] = True,
+    what: str | None = None,
+) -> T:
+    """Replay ``slot``'s checkpoint, or run ``operation`` and record what it gave.
+
+    Without a slot (outside a workflow body) this is just ``await operation()``. An
+    exception from the operation is recorded as the checkpoint's error (``record_errors``:
+    every one, none, or those of the given types) and re-raised; its value is recorded as
+    the output, unless the operation ``records_itself`` (it commits its checkpoint with its
+    own write). A
+    value the application's serializer cannot store is recorded (and raised) as a
+    :class:`DBOSException` naming ``what`` (default: the call's name). System-database
+    failures are control: latched, never recorded. Cancellation records nothing; a later
+    execution runs the call again.
+    """
+    if slot is None:
+        return await operation()
+    recorded = slot.recorded()
+    executor = slot.executor
+    if recorded is not None:
+        replayed_value: T = replay_value(executor, recorded)
+        return replayed_value
+    codec = executor.codec
+    fmt = codec.default_format
+    started = executor.clock.now_ms()
+    output: str | None = None
+    with control_latch(slot.ctx):
+        try:
+            value = await operation()
+            if not records_itself:
+                output = _encoded(codec, value, fmt, what or slot.name)
+        except SystemDatabaseError:
+            raise
+        except Exception as error:
+            if record_errors is True or (
+                record_errors is not False and isinstance(error, record_errors)
+            ):
+                await record_error(slot, error, started_at_ms=started)
+            raise
+        if not records_itself:
+            await record(slot, started_at_ms=started, output=output, serialization=fmt)
+    return value
+
+
+def _encoded(codec: Codec, value: Any, fmt: str, what: str) -> str:
+    try:
+        return codec.encode(value, fmt)
+    except Exception as unserializable:
+        raise DBOSException(
+            f"cannot serialize the result of {what} as {fmt}: {unserializable}"
+        ) from unserializable
+
+
 async def record(
-    executor: Executor,
-    ctx: WorkflowContext,
-    function_id: int,
-    name: str,
+    slot: Slot,
     *,
     started_at_ms: int,
     output: str | None = None,
@@ -52,10 +185,11 @@ async def record(
     child_workflow_id: str | None = None,
     completed_at_ms: int | None = None,
 ) -> None:
-    """Record one checkpoint for ``ctx``'s execution (one statement, ownership-fenced)."""
+    """Record one checkpoint at ``slot`` (one statement, ownership-fenced)."""
+    ctx, executor = slot.ctx, slot.executor
     step = RecordedStep(
-        function_id=function_id,
-        function_name=name,
+        function_id=slot.function_id,
+        function_name=slot.name,
         output=output,
         error=error,
         serialization=serialization,
@@ -63,34 +197,18 @@ async def record(
         started_at_ms=started_at_ms,
         completed_at_ms=executor.clock.now_ms() if completed_at_ms is None else completed_at_ms,
     )
-    try:
+    with control_latch(ctx):
         await executor.sysdb.record_step(
             ctx.owner_xid, step, workflow_id=ctx.workflow_id, application_name=executor.app_name
         )
-    except SystemDatabaseError as failure:
-        ctx.control_failure = failure
-        raise
 
 
-async def record_value(
-    executor: Executor,
-    ctx: WorkflowContext,
-    function_id: int,
-    name: str,
-    value: Any,
-    *,
-    started_at_ms: int,
-) -> None:
+async def record_value(slot: Slot, value: Any, *, started_at_ms: int) -> None:
     """Record ``value`` as the checkpoint's output, in the application's format."""
-    fmt = executor.codec.default_format
+    codec = slot.executor.codec
+    fmt = codec.default_format
     await record(
-        executor,
-        ctx,
-        function_id,
-        name,
-        started_at_ms=started_at_ms,
-        output=executor.codec.encode(value, fmt),
-        serialization=fmt,
+        slot, started_at_ms=started_at_ms, output=codec.encode(value, fmt), serialization=fmt
     )
 
 
@@ -109,28 +227,43 @@ def encode_error(codec: Codec, error: BaseException, fmt: str) -> str:
         return codec.encode(f"{type(error).__name__}: {error}", fmt)
 
 
-async def record_error(
-    executor: Executor,
-    ctx: WorkflowContext,
-    function_id: int,
-    name: str,
-    error: BaseException,
-    *,
-    started_at_ms: int,
-) -> None:
-    fmt = executor.codec.default_format
+async def record_error(slot: Slot, error: BaseException, *, started_at_ms: int) -> None:
+    """Record ``error`` as the checkpoint's error (replays raise it again)."""
+    codec = slot.executor.codec
+    fmt = codec.default_format
     try:
-        encoded = encode_error(executor.codec, error, fmt)
+        encoded = encode_error(codec, error, fmt)
     except Exception:
         # Not even a string: fall back to the portable envelope (this row names its format).
         fmt = PORTABLE_JSON
-        encoded = executor.codec.encode_error(error, fmt)
-    await record(
-        executor,
-        ctx,
-        function_id,
-        name,
-        started_at_ms=started_at_ms,
-        error=encoded,
-        serialization=fmt,
-    )
+        encoded = codec.encode_error(error, fmt)
+    await record(slot, started_at_ms=started_at_ms, error=encoded, serialization=fmt)
+
+
+async def record_payload(
+    slot: Slot, found: tuple[str, str | None] | None, *, started_at_ms: int
+) -> None:
+    """Checkpoint a read payload verbatim, in its own format.
+
+    Nothing found (a timeout) is recorded as an encoded None in the application's format,
+    never as a NULL output: dbos 3.4 refuses to replay a ``DBOS.recv``/``DBOS.getEvent``
+    checkpoint without an output ("No output recorded"), and another SDK may replay ours.
+    """
+    if found is None:
+        codec = slot.executor.codec
+        fmt = codec.default_format
+        found = (codec.encode(None, fmt), fmt)
+    await record(slot, started_at_ms=started_at_ms, output=found[0], serialization=found[1])
+
+
+def decode_payload(executor: Executor, found: tuple[str, str | None] | None) -> Any:
+    return None if found is None else executor.codec.decode(found[0], found[1])
+
+
+def as_step(name: str, operation: Callable[[], Awaitable[T]]) -> Coroutine[Any, Any, T]:
+    """Run a management operation; from a workflow body, checkpoint its answer as ``name``.
+
+    Not async: the step id is reserved at the call, so concurrent management calls from
+    one body are numbered in call order and a replay hands each its own answer.
+    """
+    return checkpointed(reserve(name), operation)

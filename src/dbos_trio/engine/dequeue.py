@@ -38,7 +38,7 @@ from ..sysdb.wakeups import queue_key
 from .dispatch import dispatch
 
 if TYPE_CHECKING:
-    from .._executor import Executor
+    from .executor import Executor
 
 logger = logging.getLogger("dbos_trio.dequeue")
 
@@ -49,14 +49,6 @@ MIN_POLL_INTERVAL_SECONDS = 0.01
 # The least time between the starts of two claims of one worker.
 CLAIM_WINDOW_SECONDS = 0.005
 INTERNAL_QUEUE_CONFIG = QueueConfig(name=INTERNAL_QUEUE)
-
-
-@attrs.define
-class QueueSet:
-    """The queues this executor currently serves, and which have a live worker."""
-
-    served: frozenset[str] = frozenset({INTERNAL_QUEUE})
-    working: set[str] = attrs.field(factory=set)
 
 
 def served_queues(

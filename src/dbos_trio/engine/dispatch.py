@@ -25,12 +25,14 @@ from typing import TYPE_CHECKING, Any
 from .._errors import DBOSException, DBOSWorkflowFunctionNotFoundError
 from .._registry import DBOSConfiguredInstance, RegisteredWorkflow
 from .._serialization import PORTABLE_JSON
-from ..sysdb.records import ERROR, ClaimedWorkflow
+from ..core.statuses import ERROR
+from ..sysdb.records import ClaimedWorkflow
 from ..sysdb.wakeups import outcome_key, queue_key
-from .workflow import ExecutionPlan, run_detached
+from .execute import run_detached
+from .start import ExecutionPlan
 
 if TYPE_CHECKING:
-    from .._executor import Executor
+    from .executor import Executor
 
 logger = logging.getLogger("dbos_trio.dispatch")
 

@@ -13,52 +13,47 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from .._context import WorkflowContext, current_step, workflow_outside_steps
 from .._errors import DBOSException
-from ..sysdb.wakeups import event_key
+from ..sysdb.records import Caller
 from . import checkpoint
-from .durable import (
-    caller_for,
-    check_seconds,
-    decode_payload,
-    durable_wake_time,
-    record_payload,
-)
-from .messages import _encode
+from .checkpoint import Slot, caller_for, decode_payload, record_payload
+from .context import WorkflowContext, current_step
+from .messages import encode_payload
+from .sleep import SLEEP, check_seconds, durable_wake_time
+from .waits import wait_for_event
 
 if TYPE_CHECKING:
-    from .._executor import Executor
+    from .executor import Executor
 
 SET_EVENT = "DBOS.setEvent"
 GET_EVENT = "DBOS.getEvent"
 
 
-def set_event(executor: Executor, key: str, value: Any) -> Coroutine[Any, Any, None]:
-    """Publish ``key = value``; from a body the ``DBOS.setEvent`` step id is taken now."""
-    ctx = workflow_outside_steps()
+def writer_slot(name: str, operation: str) -> tuple[Slot | None, WorkflowContext, Caller]:
+    """For a write from a workflow body (recorded at a new step id) or from a step (at the
+    step's own id, fenced but not recorded): the slot, the workflow, and the caller.
+
+    Raises :class:`DBOSException` naming ``operation`` outside both."""
+    slot = checkpoint.reserve(name)
+    if slot is not None:
+        return slot, slot.ctx, slot.caller()
     step = current_step.get()
-    if ctx is not None:
-        return _set_event(ctx.executor, ctx, ctx.reserve_id(), key, value)
-    if step is not None:
-        return _set_event(step.workflow.executor, None, step.step_id, key, value)
-    raise DBOSException("set_event() must be called from within a workflow or step")
+    if step is None:
+        raise DBOSException(f"{operation} must be called from within a workflow or step")
+    return None, step.workflow, caller_for(step.workflow, step.step_id, record=False)
 
 
-async def _set_event(
-    executor: Executor, ctx: WorkflowContext | None, function_id: int, key: str, value: Any
-) -> None:
-    if ctx is not None:
-        if checkpoint.replayed(ctx, function_id, SET_EVENT) is not None:
-            return
-        caller = caller_for(executor, ctx, function_id)
-    else:
-        step = current_step.get()
-        assert step is not None
-        ctx = step.workflow
-        caller = caller_for(executor, ctx, function_id, record=False)
-    fmt = ctx.serialization
-    encoded = _encode(executor, value, fmt, "event value")
-    await executor.sysdb.set_event(caller, key, encoded, fmt, executor.clock.now_ms())
+def set_event(key: str, value: Any) -> Coroutine[Any, Any, None]:
+    """Publish ``key = value``; from a body the ``DBOS.setEvent`` step id is taken now."""
+    slot, ctx, caller = writer_slot(SET_EVENT, "set_event()")
+
+    async def publish() -> None:
+        executor = ctx.executor
+        fmt = ctx.serialization
+        encoded = encode_payload(executor, value, fmt, "event value")
+        await executor.sysdb.set_event(caller, key, encoded, fmt, executor.clock.now_ms())
+
+    return checkpoint.checkpointed(slot, publish, records_itself=True, record_errors=False)
 
 
 def get_event(
@@ -66,39 +61,30 @@ def get_event(
 ) -> Coroutine[Any, Any, Any]:
     """Read an event, waiting up to the timeout; from a body both step ids are taken now."""
     check_seconds(timeout_seconds, "get_event")
-    ctx = workflow_outside_steps()
-    if ctx is None:
-        return _get_event(executor, None, 0, 0, workflow_id, key, timeout_seconds)
-    read_id = ctx.reserve_id()
-    deadline_id = ctx.reserve_id()
-    return _get_event(ctx.executor, ctx, read_id, deadline_id, workflow_id, key, timeout_seconds)
+    slot = checkpoint.reserve(GET_EVENT, ids=2)
+    return _get_event(executor, slot, workflow_id, key, timeout_seconds)
 
 
 async def _get_event(
-    executor: Executor,
-    ctx: WorkflowContext | None,
-    read_id: int,
-    deadline_id: int,
-    workflow_id: str,
-    key: str,
-    timeout_seconds: float,
+    executor: Executor, slot: Slot | None, workflow_id: str, key: str, timeout_seconds: float
 ) -> Any:
-    if ctx is not None:
-        recorded = checkpoint.replayed(ctx, read_id, GET_EVENT)
-        if recorded is not None:
-            return checkpoint.replay_value(executor, recorded)
-    sysdb, clock = executor.sysdb, executor.clock
-    started = clock.now_ms()
-    with executor.wakeups.subscribe(event_key(workflow_id, key)) as wakeup:
-        found = await sysdb.get_event(workflow_id, key)
-        if found is None:
-            if ctx is not None:
-                wake = await durable_wake_time(executor, ctx, deadline_id, timeout_seconds)
-            else:
-                wake = clock.now() + timeout_seconds
-            while found is None and (remaining := wake - clock.now()) > 0:
-                await wakeup.wait(min(remaining, sysdb.recheck_interval))
-                found = await sysdb.get_event(workflow_id, key)
-    if ctx is not None:
-        await record_payload(executor, ctx, read_id, GET_EVENT, found, started_at_ms=started)
+    if slot is None:
+
+        async def plain_deadline() -> float:
+            return executor.clock.now() + timeout_seconds
+
+        return decode_payload(
+            executor, await wait_for_event(executor, workflow_id, key, plain_deadline)
+        )
+    recorded = slot.recorded()
+    if recorded is not None:
+        return checkpoint.replay_value(executor, recorded)
+
+    async def durable_deadline() -> float:
+        return await durable_wake_time(slot.following(SLEEP), timeout_seconds)
+
+    started = executor.clock.now_ms()
+    with checkpoint.control_latch(slot.ctx):
+        found = await wait_for_event(executor, workflow_id, key, durable_deadline)
+        await record_payload(slot, found, started_at_ms=started)
     return decode_payload(executor, found)

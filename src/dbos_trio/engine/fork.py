@@ -11,13 +11,14 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
-from .._context import take_assigned_id, timeout_option
 from .._errors import DBOSException, DBOSNonExistentWorkflowError
+from ..core.units import seconds_to_ms
 from ..sysdb.records import INTERNAL_QUEUE
 from ..sysdb.wakeups import queue_key
+from .options import take_assigned_id, timeout_option
 
 if TYPE_CHECKING:
-    from .._executor import Runtime
+    from .executor import Runtime
 
 
 async def fork_workflow(
@@ -41,7 +42,7 @@ async def fork_workflow(
         application_version=application_version,
         queue_name=queue,
         queue_partition_key=queue_partition_key,
-        timeout_ms=round(timeout * 1000) if timeout else None,
+        timeout_ms=seconds_to_ms(timeout) if timeout else None,
         application_name=executor.app_name,
         now_ms=executor.clock.now_ms(),
     )

@@ -9,24 +9,21 @@ so is :func:`wait_first` (``DBOS.waitFirst``, recording the id of the workflow i
 from __future__ import annotations
 
 from collections.abc import Coroutine, Sequence
-from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-import trio
-
-from .._context import WorkflowContext, workflow_outside_steps
 from .._errors import DBOSException, DBOSNonExistentWorkflowError
 from .._registry import RegisteredWorkflow
-from .._status import WorkflowStatus, workflow_status
-from ..sysdb.records import TERMINAL_STATUSES, WorkflowFilters
-from ..sysdb.wakeups import Subscription, outcome_key
 from . import checkpoint
-from . import workflow as workflows
+from .checkpoint import Slot
+from .children import GET_RESULT, get_result_in_workflow
+from .execute import run_detached
 from .outcomes import raise_or_return, wait_for_outcome
-from .workflow import get_result_in_workflow
+from .start import reject_enqueue_only_options, reserve_child, start
+from .status import WorkflowStatus, workflow_status
+from .waits import first_finished
 
 if TYPE_CHECKING:
-    from .._executor import Executor, LocalExecution, Runtime
+    from .executor import Executor, LocalExecution, Runtime
 
 R = TypeVar("R")
 
@@ -80,13 +77,11 @@ class WorkflowHandle(StoredWorkflowHandle[R]):
         From a workflow body the wait is a ``DBOS.getResult`` checkpoint; a workflow running
         in this process is awaited through its event, anything else by polling.
         """
-        executor = self._executor
-        ctx = workflow_outside_steps()
-        if ctx is not None:
-            function_id = ctx.reserve_id()
-            result: R = await get_result_in_workflow(executor, ctx, function_id, self._workflow_id)
+        slot = checkpoint.reserve(GET_RESULT)
+        if slot is not None:
+            result: R = await get_result_in_workflow(slot, self._workflow_id)
             return result
-        local = self._local or executor.local.get(self._workflow_id)
+        local = self._local or self._executor.local.get(self._workflow_id)
         if local is not None:
             await local.done.wait()
             if local.outcome is not None:
@@ -112,11 +107,9 @@ def start_workflow(
     Inside a workflow body this starts a child: its step id and workflow id are taken
     synchronously at the call, like a step's.
     """
-    workflows.reject_enqueue_only_options()
-    parent = workflows._parent_for_start(registered)
-    function_id = parent.reserve_id() if parent is not None else None
-    workflow_id = workflows.new_workflow_id(parent, function_id)
-    return _start(executor, registered, args, kwargs, parent, function_id, workflow_id)
+    reject_enqueue_only_options()
+    slot, workflow_id = reserve_child(registered)
+    return _start(executor, registered, args, kwargs, slot, workflow_id)
 
 
 async def _start(
@@ -124,23 +117,14 @@ async def _start(
     registered: RegisteredWorkflow,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
-    parent: WorkflowContext | None,
-    function_id: int | None,
+    slot: Slot | None,
     workflow_id: str,
 ) -> WorkflowHandle[Any]:
-    started = await workflows.start(
-        executor,
-        registered,
-        args,
-        kwargs,
-        parent=parent,
-        parent_function_id=function_id,
-        workflow_id=workflow_id,
-    )
+    started = await start(executor, registered, args, kwargs, slot=slot, workflow_id=workflow_id)
     if started.plan is None:
         return handle_for(executor, started.workflow_id)
     execution = executor.begin_local(started.workflow_id)
-    executor.spawn(workflows.run_detached, executor, started.plan, execution)
+    executor.spawn(run_detached, executor, started.plan, execution)
     return WorkflowHandle(executor, started.workflow_id, execution)
 
 
@@ -155,75 +139,33 @@ def wait_first(
     handle without waiting. Workflows finishing in this process wake the wait at once;
     others are found by polling every ``outcome_poll_interval``.
     """
+    by_id = unique_handles(handles)
+    slot = checkpoint.reserve(WAIT_FIRST)
+    return _wait_first(executor, by_id, slot)
+
+
+def unique_handles(handles: Sequence[StoredWorkflowHandle[Any]]) -> dict[str, Any]:
+    """Handles by workflow id; ``ValueError`` for none, or for one id given twice."""
     handles = list(handles)
     if not handles:
         raise ValueError("handles must not be empty")
     by_id = {handle.workflow_id: handle for handle in handles}
     if len(by_id) != len(handles):
         raise ValueError("handles must not contain duplicate workflow IDs")
-    ctx = workflow_outside_steps()
-    function_id = ctx.reserve_id() if ctx is not None else None
-    return _wait_first(executor, by_id, ctx, function_id)
+    return by_id
 
 
 async def _wait_first(
-    executor: Executor,
-    by_id: dict[str, WorkflowHandle[Any]],
-    ctx: WorkflowContext | None,
-    function_id: int | None,
+    executor: Executor, by_id: dict[str, WorkflowHandle[Any]], slot: Slot | None
 ) -> WorkflowHandle[Any]:
-    if ctx is None or function_id is None:
-        return by_id[await _first_finished(executor, list(by_id))]
-    recorded = checkpoint.replayed(ctx, function_id, WAIT_FIRST)
-    if recorded is not None:
-        finished = checkpoint.replay_value(executor, recorded)
-        if finished not in by_id:
-            raise DBOSException(
-                f"workflow {ctx.workflow_id} step {function_id}: wait_first recorded "
-                f"{finished!r}, which is not among the handles it was given now"
-            )
-        return by_id[finished]
-    started_at = executor.clock.now_ms()
-    finished = await _first_finished(executor, list(by_id))
-    await checkpoint.record_value(
-        executor, ctx, function_id, WAIT_FIRST, finished, started_at_ms=started_at
-    )
-    return by_id[finished]
+    async def finished() -> str:
+        return await first_finished(executor, list(by_id))
 
-
-async def _first_finished(executor: Executor, workflow_ids: list[str]) -> str:
-    """The id of one of ``workflow_ids`` whose status is terminal, once there is one."""
-    filters = WorkflowFilters(
-        workflow_ids=tuple(workflow_ids),
-        statuses=tuple(sorted(TERMINAL_STATUSES)),
-        limit=1,
-        load_input=False,
-        load_output=False,
-    )
-    with ExitStack() as stack:
-        subscriptions = [
-            stack.enter_context(executor.wakeups.subscribe(outcome_key(workflow_id)))
-            for workflow_id in workflow_ids
-        ]
-        while True:
-            rows = await executor.sysdb.list_workflows(filters)
-            if rows:
-                return rows[0].workflow_id
-            await _wait_any(subscriptions, executor.outcome_poll_interval)
-
-
-async def _wait_any(subscriptions: list[Subscription], timeout: float) -> None:
-    """Return when any subscription is woken, or after ``timeout`` seconds."""
-    if any(subscription.woken for subscription in subscriptions):
-        for subscription in subscriptions:
-            await subscription.wait(0)  # re-arm
-        return
-    with trio.move_on_after(timeout):
-        async with trio.open_nursery() as nursery:
-
-            async def wake_on(subscription: Subscription) -> None:
-                await subscription.wait(float("inf"))
-                nursery.cancel_scope.cancel()
-
-            for subscription in subscriptions:
-                nursery.start_soon(wake_on, subscription)
+    winner = await checkpoint.checkpointed(slot, finished, record_errors=False)
+    if winner not in by_id:
+        assert slot is not None
+        raise DBOSException(
+            f"workflow {slot.ctx.workflow_id} step {slot.function_id}: wait_first recorded "
+            f"{winner!r}, which is not among the handles it was given now"
+        )
+    return by_id[winner]

@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING
 from .._errors import DBOSNonExistentWorkflowError
 from ..sysdb.records import INTERNAL_QUEUE
 from ..sysdb.wakeups import queue_key
-from .timeouts import stop_local
 
 if TYPE_CHECKING:
-    from .._executor import Runtime
+    from .executor import Runtime
 
 
 async def cancel_workflows(
@@ -30,7 +29,7 @@ async def cancel_workflows(
         now = executor.clock.now_ms()
         changed = await executor.sysdb.cancel_workflows(level, now)
         cancelled.extend(changed)
-        stop_local(executor, changed)
+        executor.stop_local(changed)
         if not cancel_children:
             break
         level = await executor.sysdb.list_children(level)

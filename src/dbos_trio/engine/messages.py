@@ -23,27 +23,24 @@ import uuid
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from .._context import WorkflowContext, current_step, workflow_outside_steps
 from .._errors import DBOSException, DBOSNonExistentWorkflowError
-from ..sysdb.records import NULL_TOPIC
+from ..core.units import message_id
+from ..sysdb.records import NULL_TOPIC, Caller
 from ..sysdb.wakeups import message_key
 from . import checkpoint
-from .durable import (
-    caller_for,
-    check_seconds,
-    decode_payload,
-    durable_wake_time,
-    record_payload,
-)
+from .checkpoint import Slot, decode_payload, record_payload
+from .context import current_step
+from .sleep import SLEEP, check_seconds, durable_wake_time
 
 if TYPE_CHECKING:
-    from .._executor import Executor
+    from .executor import Executor, Runtime
 
 SEND = "DBOS.send"
 RECV = "DBOS.recv"
 
 
-def _encode(executor: Executor, value: Any, fmt: str, what: str) -> str:
+def encode_payload(executor: Executor, value: Any, fmt: str, what: str) -> str:
+    """``value`` in format ``fmt``, or a :class:`DBOSException` naming ``what`` it was."""
     try:
         return executor.codec.encode(value, fmt)
     except Exception as error:
@@ -58,100 +55,99 @@ def send(
     idempotency_key: str | None,
 ) -> Coroutine[Any, Any, None]:
     """Send ``message``; from a workflow body the ``DBOS.send`` step id is taken now."""
-    ctx = workflow_outside_steps()
-    if ctx is None:
-        return _send(executor, None, None, destination_id, message, topic, idempotency_key)
     return _send(
-        ctx.executor, ctx, ctx.reserve_id(), destination_id, message, topic, idempotency_key
+        executor, checkpoint.reserve(SEND), destination_id, message, topic, idempotency_key
     )
 
 
 async def _send(
     executor: Executor,
-    ctx: WorkflowContext | None,
-    function_id: int | None,
+    slot: Slot | None,
     destination_id: str,
     message: Any,
     topic: str | None,
     idempotency_key: str | None,
 ) -> None:
-    if ctx is not None and function_id is not None:
-        recorded = checkpoint.replayed(ctx, function_id, SEND)
-        if recorded is not None:
-            checkpoint.replay_value(executor, recorded)
-            return
     step = current_step.get()
-    owning = ctx or (step.workflow if step is not None else None)
+    owning = slot.ctx if slot is not None else (step.workflow if step is not None else None)
     fmt = owning.serialization if owning is not None else executor.codec.default_format
-    topic_value = NULL_TOPIC if topic is None else topic
-    message_uuid = (
-        f"{idempotency_key}::{destination_id}" if idempotency_key is not None else str(uuid.uuid4())
+
+    async def deliver() -> None:
+        await send_message(
+            executor,
+            destination_id,
+            encode_payload(executor, message, fmt, "message"),
+            fmt,
+            topic,
+            idempotency_key,
+            caller=None if slot is None else slot.caller(),
+        )
+
+    # A missing destination is the send's answer: recorded, so a replay raises it again.
+    await checkpoint.checkpointed(
+        slot, deliver, records_itself=True, record_errors=(DBOSNonExistentWorkflowError,)
     )
-    encoded = _encode(executor, message, fmt, "message")
-    if ctx is None or function_id is None:
-        await executor.sysdb.send(
-            destination_id=destination_id,
-            topic=topic_value,
-            message=encoded,
-            serialization=fmt,
-            message_uuid=message_uuid,
-            now_ms=executor.clock.now_ms(),
-            caller=None,
-        )
-        return
-    caller = caller_for(executor, ctx, function_id)
-    try:
-        await executor.sysdb.send(
-            destination_id=destination_id,
-            topic=topic_value,
-            message=encoded,
-            serialization=fmt,
-            message_uuid=message_uuid,
-            now_ms=executor.clock.now_ms(),
-            caller=caller,
-        )
-    except DBOSNonExistentWorkflowError as missing:
-        await checkpoint.record_error(
-            executor, ctx, function_id, SEND, missing, started_at_ms=caller.started_at_ms
-        )
-        raise
 
 
-def recv(executor: Executor, topic: str | None, timeout_seconds: float) -> Coroutine[Any, Any, Any]:
-    """Receive (workflow bodies only); both step ids are taken now."""
-    ctx = workflow_outside_steps()
-    if ctx is None:
-        raise DBOSException("recv() must be called from within a workflow")
-    check_seconds(timeout_seconds, "recv")
-    receive_id = ctx.reserve_id()
-    deadline_id = ctx.reserve_id()
-    return _recv(ctx, receive_id, deadline_id, topic, timeout_seconds)
-
-
-async def _recv(
-    ctx: WorkflowContext,
-    receive_id: int,
-    deadline_id: int,
+async def send_message(
+    runtime: Runtime,
+    destination_id: str,
+    encoded: str,
+    fmt: str,
     topic: str | None,
-    timeout_seconds: float,
-) -> Any:
-    executor = ctx.executor
-    topic_value = NULL_TOPIC if topic is None else topic
-    recorded = checkpoint.replayed(ctx, receive_id, RECV)
+    idempotency_key: str | None,
+    *,
+    caller: Caller | None,
+) -> None:
+    """Insert one message (idempotently, by its id), with the caller's ``DBOS.send``
+    checkpoint if there is a caller. A missing destination raises
+    :class:`DBOSNonExistentWorkflowError`."""
+    await runtime.sysdb.send(
+        destination_id=destination_id,
+        topic=topic_of(topic),
+        message=encoded,
+        serialization=fmt,
+        message_uuid=str(uuid.uuid4())
+        if idempotency_key is None
+        else message_id(idempotency_key, destination_id),
+        now_ms=runtime.clock.now_ms(),
+        caller=caller,
+    )
+
+
+def topic_of(topic: str | None) -> str:
+    """The stored topic: the cross-SDK stand-in for "no topic" when None."""
+    return NULL_TOPIC if topic is None else topic
+
+
+def recv(topic: str | None, timeout_seconds: float) -> Coroutine[Any, Any, Any]:
+    """Receive (workflow bodies only); both step ids are taken now."""
+    check_seconds(timeout_seconds, "recv")
+    slot = checkpoint.reserve(RECV, ids=2)
+    if slot is None:
+        raise DBOSException("recv() must be called from within a workflow")
+    return _recv(slot, topic, timeout_seconds)
+
+
+async def _recv(slot: Slot, topic: str | None, timeout_seconds: float) -> Any:
+    executor = slot.executor
+    recorded = slot.recorded()
     if recorded is not None:
         return checkpoint.replay_value(executor, recorded)
-    caller = caller_for(executor, ctx, receive_id)
+    topic_value = topic_of(topic)
+    caller = slot.caller()
     sysdb, clock = executor.sysdb, executor.clock
-    with executor.wakeups.subscribe_exclusive(message_key(ctx.workflow_id, topic_value)) as wakeup:
+    key = message_key(slot.ctx.workflow_id, topic_value)
+    with executor.wakeups.subscribe_exclusive(key) as wakeup, checkpoint.control_latch(slot.ctx):
         found = await sysdb.consume_message(caller, topic_value, clock.now_ms())
         if found is not None:
             return decode_payload(executor, found)
-        wake = await durable_wake_time(executor, ctx, deadline_id, timeout_seconds)
+        wake = await durable_wake_time(slot.following(SLEEP), timeout_seconds)
         while (remaining := wake - clock.now()) > 0:
             woken = await wakeup.wait(min(remaining, sysdb.recheck_interval))
-            if woken or await sysdb.has_message(ctx.workflow_id, topic_value):
+            if woken or await sysdb.has_message(slot.ctx.workflow_id, topic_value):
                 found = await sysdb.consume_message(caller, topic_value, clock.now_ms())
                 if found is not None:
                     return decode_payload(executor, found)
-    await record_payload(executor, ctx, receive_id, RECV, None, started_at_ms=caller.started_at_ms)
+        await record_payload(slot, None, started_at_ms=caller.started_at_ms)
     return None

@@ -14,18 +14,18 @@ from .._errors import (
     DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded,
     DBOSNonExistentWorkflowError,
 )
-from ..sysdb.records import (
+from ..core.statuses import (
     CANCELLED,
     ERROR,
     MAX_RECOVERY_ATTEMPTS_EXCEEDED,
     SUCCESS,
     TERMINAL_STATUSES,
-    Outcome,
 )
+from ..sysdb.records import Outcome
 from ..sysdb.wakeups import outcome_key
 
 if TYPE_CHECKING:
-    from .._executor import LocalExecution, Runtime
+    from .executor import LocalExecution, Runtime
 
 # While the awaited workflow runs in this process its end wakes us; the database is then
 # only re-read as a safety net.

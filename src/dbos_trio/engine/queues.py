@@ -8,29 +8,32 @@ does not wait for the next poll.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from .._context import EnqueueOptions, WorkflowContext, enqueue_options
-from .._errors import DBOSException, DBOSQueueDeduplicatedError, SystemDatabaseError
+from .._errors import DBOSException, DBOSQueueDeduplicatedError
 from .._registry import RegisteredWorkflow
 from ..core.admission import RESERVED_QUEUE_PREFIX, QueueConfig
-from ..sysdb.records import DELAYED, ENQUEUED, INTERNAL_QUEUE, NewWorkflow, ParentStep
+from ..sysdb.records import INTERNAL_QUEUE, InitResult, NewWorkflow, ParentStep
 from ..sysdb.wakeups import queue_key
 from . import checkpoint
+from .checkpoint import Slot
 from .handle import WorkflowHandle, handle_for
-from .workflow import (
-    _parent_for_start,
+from .options import EnqueueOptions, enqueue_options
+from .rows import Placement, new_row
+from .start import (
     call_shape,
     check_same_workflow,
-    new_workflow_id,
+    encode_inputs,
+    parent_step,
+    reserve_child,
     start_timeout,
     workflow_format,
+    writer_of,
 )
 
 if TYPE_CHECKING:
-    from .._executor import Executor
+    from .executor import Executor, Runtime
 
 
 def check_enqueue(queue_name: str, config: QueueConfig | None, options: EnqueueOptions) -> None:
@@ -71,12 +74,8 @@ def enqueue(
     """
     options = enqueue_options()
     check_enqueue(queue_name, config, options)
-    parent = _parent_for_start(registered)
-    function_id = parent.reserve_id() if parent is not None else None
-    workflow_id = new_workflow_id(parent, function_id)
-    return _enqueue(
-        executor, queue_name, registered, args, kwargs, options, parent, function_id, workflow_id
-    )
+    slot, workflow_id = reserve_child(registered)
+    return _enqueue(executor, queue_name, registered, args, kwargs, options, slot, workflow_id)
 
 
 async def _enqueue(
@@ -86,88 +85,75 @@ async def _enqueue(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     options: EnqueueOptions,
-    parent: WorkflowContext | None,
-    function_id: int | None,
+    slot: Slot | None,
     workflow_id: str,
 ) -> WorkflowHandle[Any]:
-    if parent is not None and function_id is not None:
-        recorded = checkpoint.replayed(parent, function_id, registered.name)
+    if slot is not None:
+        recorded = slot.recorded()
         if recorded is not None:
             checkpoint.replay_value(executor, recorded)  # re-raises a recorded error
             return handle_for(executor, recorded.child_workflow_id or workflow_id)
+    parent = None if slot is None else slot.ctx
     shape = call_shape(registered, args)
     fmt = workflow_format(executor, registered, parent)
-    try:
-        inputs = executor.codec.encode_inputs(shape.args, kwargs, fmt)
-    except Exception as error:
-        raise DBOSException(
-            f"cannot serialize the arguments of workflow {registered.name} as {fmt}: {error}"
-        ) from error
+    inputs = encode_inputs(executor, registered.name, shape.args, kwargs, fmt)
     timeout_ms, deadline_ms = start_timeout(executor, parent, queued=True)
     now = executor.clock.now_ms()
-    # Any delay, even 0, makes the row DELAYED until the next sweep releases it (dbos 3.4).
-    delayed = options.delay_seconds is not None
-    new = NewWorkflow(
+    new = new_row(
         workflow_id=workflow_id,
-        status=DELAYED if delayed else ENQUEUED,
         name=registered.name,
         class_name=shape.class_name,
         config_name=shape.config_name,
         inputs=inputs,
         serialization=fmt,
-        creator_xid=str(uuid.uuid4()),
-        owner_xid=None,
-        recovery_attempts=0,
-        created_at_ms=now,
-        executor_id=executor.executor_id,
-        application_version=options.app_version or executor.app_version,
-        application_id=executor.identity.application_id,
-        application_name=executor.app_name,
-        queue_name=queue_name,
-        deduplication_id=options.deduplication_id,
-        priority=options.priority or 0,
-        queue_partition_key=options.queue_partition_key,
+        now_ms=now,
+        writer=writer_of(executor, options.app_version),
+        placement=Placement(
+            queue_name=queue_name,
+            deduplication_id=options.deduplication_id,
+            priority=options.priority,
+            partition_key=options.queue_partition_key,
+            delay_seconds=options.delay_seconds,
+        ),
         timeout_ms=timeout_ms,
         deadline_epoch_ms=deadline_ms,
-        delay_until_epoch_ms=now + round(options.delay_seconds * 1000)
-        if delayed and options.delay_seconds is not None
-        else None,
-        parent_workflow_id=parent.workflow_id if parent is not None else None,
+        parent_workflow_id=None if parent is None else parent.workflow_id,
     )
-    link = None
-    if parent is not None and function_id is not None:
-        link = ParentStep(
-            workflow_id=parent.workflow_id,
-            owner_xid=parent.owner_xid,
-            function_id=function_id,
-            function_name=registered.name,
-            started_at_ms=now,
-            application_name=executor.app_name,
-        )
-    while True:
-        try:
-            init = await executor.sysdb.init_workflow(new, link)
-            break
-        except DBOSQueueDeduplicatedError as duplicate:
-            if options.duplication_policy == "return-existing":
-                holder = await executor.sysdb.find_deduplicated(
-                    queue_name, options.deduplication_id or ""
-                )
-                if holder is None:
-                    continue  # the holder finished meanwhile: the id is free again
-                return handle_for(executor, holder)
-            if parent is not None and function_id is not None:
-                await checkpoint.record_error(
-                    executor, parent, function_id, registered.name, duplicate, started_at_ms=now
-                )
-            raise
-        except SystemDatabaseError as failure:
-            if parent is not None:
-                parent.control_failure = failure
-            raise
+    link = None if slot is None else parent_step(slot, now)
+    try:
+        if slot is None:
+            init = await insert_queued(executor, new, link, options.duplication_policy)
+        else:
+            with checkpoint.control_latch(slot.ctx):
+                init = await insert_queued(executor, new, link, options.duplication_policy)
+    except DBOSQueueDeduplicatedError as duplicate:
+        if slot is not None:
+            await checkpoint.record_error(slot, duplicate, started_at_ms=now)
+        raise
+    if isinstance(init, str):
+        return handle_for(executor, init)
     check_same_workflow(workflow_id, init, registered.name, shape.class_name, shape.config_name)
     executor.wakeups.wake(queue_key(queue_name))
     return handle_for(executor, workflow_id)
+
+
+async def insert_queued(
+    runtime: Runtime, new: NewWorkflow, link: ParentStep | None, duplication_policy: str | None
+) -> InitResult | str:
+    """Insert a queued row; under ``duplication_policy="return-existing"`` a deduplication
+    collision returns the id of the workflow holding the deduplication id instead."""
+    while True:
+        try:
+            return await runtime.sysdb.init_workflow(new, link)
+        except DBOSQueueDeduplicatedError:
+            if duplication_policy != "return-existing":
+                raise
+            holder = await runtime.sysdb.find_deduplicated(
+                new.queue_name or "", new.deduplication_id or ""
+            )
+            if holder is not None:
+                return holder
+            # The holder left the queue between our insert and the lookup: try again.
 
 
 async def register_queues(executor: Executor, queues: list[QueueConfig]) -> None:

@@ -21,10 +21,11 @@ import logging
 from typing import TYPE_CHECKING
 
 from .._errors import SystemDatabaseError
-from ..sysdb.records import ENQUEUED, WorkflowFilters
+from ..core.statuses import ENQUEUED
+from ..sysdb.records import WorkflowFilters
 
 if TYPE_CHECKING:
-    from .._executor import Executor
+    from .executor import Executor
 
 logger = logging.getLogger("dbos_trio.recovery")
 

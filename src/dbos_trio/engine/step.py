@@ -23,7 +23,6 @@ from typing import Any
 import attrs
 import trio
 
-from .._context import StepContext, WorkflowContext, current_step, workflow_outside_steps
 from .._errors import (
     DBOSException,
     DBOSMaxStepRetriesExceeded,
@@ -32,6 +31,8 @@ from .._errors import (
 )
 from ..core.retry import RetryPolicy
 from . import checkpoint
+from .checkpoint import Slot
+from .context import StepContext, current_step, workflow_outside_steps
 
 
 @attrs.frozen
@@ -93,9 +94,8 @@ def run_step(
     worker thread and cannot await — a step is a plain call that returns its value (an
     ``async def`` one runs on the Trio thread meanwhile).
     """
-    ctx = workflow_outside_steps()
     if not trio.lowlevel.in_trio_task():
-        if ctx is not None:
+        if workflow_outside_steps() is not None:
             raise DBOSException(
                 f"step {options.name} was called from a thread of a workflow, outside any "
                 "step: call steps from the workflow's own tasks"
@@ -103,59 +103,29 @@ def run_step(
         if is_async:
             return trio.from_thread.run(functools.partial(func, *args, **kwargs))
         return func(*args, **kwargs)
-    if ctx is None:
+    slot = checkpoint.reserve(options.name)
+    if slot is None:
         return _invoke(func, is_async, args, kwargs)
-    return _checkpointed(ctx, ctx.reserve_id(), options, func, is_async, args, kwargs)
+    return _checkpointed(slot, options, func, is_async, args, kwargs)
 
 
 async def _checkpointed(
-    ctx: WorkflowContext,
-    function_id: int,
+    slot: Slot,
     options: StepOptions,
     func: Callable[..., Any],
     is_async: bool,
     args: Any,
     kwargs: Any,
 ) -> Any:
-    executor = ctx.executor
-    recorded = checkpoint.replayed(ctx, function_id, options.name)
-    if recorded is not None:
-        return checkpoint.replay_value(executor, recorded)
-    started_at = executor.clock.now_ms()
-    token = current_step.set(StepContext(ctx, function_id))
-    try:
-        if is_async and options.timeout_seconds is None and not options.retry.retries_allowed:
-            value = await func(*args, **kwargs)  # what _with_retries comes down to
-        else:
-            value = await _with_retries(options, func, is_async, args, kwargs)
-    except SystemDatabaseError as failure:
-        ctx.control_failure = failure
-        raise
-    except Exception as error:
-        await checkpoint.record_error(
-            executor, ctx, function_id, options.name, error, started_at_ms=started_at
-        )
-        raise
-    finally:
-        current_step.reset(token)
-    fmt = executor.codec.default_format
-    try:
-        output = executor.codec.encode(value, fmt)
-    except Exception as unserializable:
-        not_storable = DBOSException(
-            f"cannot serialize the result of step {options.name} as {fmt}: {unserializable}"
-        )
-        await checkpoint.record_error(
-            executor, ctx, function_id, options.name, not_storable, started_at_ms=started_at
-        )
-        raise not_storable from unserializable
-    await checkpoint.record(
-        executor,
-        ctx,
-        function_id,
-        options.name,
-        started_at_ms=started_at,
-        output=output,
-        serialization=fmt,
-    )
-    return value
+    async def body() -> Any:
+        token = current_step.set(StepContext(slot.ctx, slot.function_id))
+        try:
+            if is_async and options.timeout_seconds is None and not options.retry.retries_allowed:
+                value = await func(*args, **kwargs)  # what _with_retries comes down to
+            else:
+                value = await _with_retries(options, func, is_async, args, kwargs)
+        finally:
+            current_step.reset(token)
+        return value
+
+    return await checkpoint.checkpointed(slot, body, what=f"step {options.name}")

@@ -18,78 +18,51 @@ import json
 from collections.abc import AsyncIterator, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from .._context import WorkflowContext, current_step, workflow_outside_steps
-from .._errors import DBOSException, DBOSNonExistentWorkflowError
 from .._serialization import PORTABLE_JSON
-from ..sysdb.records import ACTIVE_STATUSES, STREAM_CLOSED
+from ..sysdb.records import STREAM_CLOSED
 from ..sysdb.wakeups import stream_key
 from . import checkpoint
-from .durable import caller_for, record_payload
-from .messages import _encode
+from .checkpoint import record_payload
+from .events import writer_slot
+from .messages import encode_payload
+from .waits import Payload, next_stream_values
 
 if TYPE_CHECKING:
-    from .._executor import Executor
+    from .executor import Executor
 
 WRITE_STREAM = "DBOS.writeStream"
 CLOSE_STREAM = "DBOS.closeStream"
 READ_STREAM = "DBOS.readStream"
-BATCH_SIZE = 100
-# Writer termination has no notification: a reader re-checks at least this often.
-TERMINATION_RECHECK_SECONDS = 1.0
 CLOSED_MARKER = json.dumps(STREAM_CLOSED)
+_END: Payload = (CLOSED_MARKER, PORTABLE_JSON)  # how a stream's end is stored
 
 
-def _append(
-    executor: Executor, key: str, value: Any, *, step_name: str, closing: bool
-) -> Coroutine[Any, Any, None]:
-    ctx = workflow_outside_steps()
-    step = current_step.get()
-    if ctx is not None:
-        return _write(ctx.executor, ctx, ctx.reserve_id(), key, value, step_name, closing)
-    if step is not None:
-        return _write(step.workflow.executor, None, step.step_id, key, value, step_name, closing)
-    raise DBOSException(f"{step_name} must be called from within a workflow or step")
+def _append(value: Any, key: str, *, step_name: str, closing: bool) -> Coroutine[Any, Any, None]:
+    slot, ctx, caller = writer_slot(step_name, step_name)
+
+    async def append() -> None:
+        executor = ctx.executor
+        fmt = PORTABLE_JSON if closing else ctx.serialization
+        encoded = CLOSED_MARKER if closing else encode_payload(executor, value, fmt, "stream value")
+        await executor.sysdb.write_stream(
+            caller, key, encoded, fmt, executor.clock.now_ms(), step_name=step_name
+        )
+
+    return checkpoint.checkpointed(slot, append, records_itself=True, record_errors=False)
 
 
-async def _write(
-    executor: Executor,
-    ctx: WorkflowContext | None,
-    function_id: int,
-    key: str,
-    value: Any,
-    step_name: str,
-    closing: bool,
-) -> None:
-    if ctx is not None:
-        if checkpoint.replayed(ctx, function_id, step_name) is not None:
-            return
-        caller = caller_for(executor, ctx, function_id)
-    else:
-        step = current_step.get()
-        assert step is not None
-        ctx = step.workflow
-        caller = caller_for(executor, ctx, function_id, record=False)
-    fmt = ctx.serialization
-    if closing:
-        encoded, fmt = CLOSED_MARKER, PORTABLE_JSON
-    else:
-        encoded = _encode(executor, value, fmt, "stream value")
-    await executor.sysdb.write_stream(
-        caller, key, encoded, fmt, executor.clock.now_ms(), step_name=step_name
-    )
-
-
-def write_stream(executor: Executor, key: str, value: Any) -> Coroutine[Any, Any, None]:
+def write_stream(key: str, value: Any) -> Coroutine[Any, Any, None]:
     """Append ``value``; from a body the ``DBOS.writeStream`` step id is taken now."""
-    return _append(executor, key, value, step_name=WRITE_STREAM, closing=False)
+    return _append(value, key, step_name=WRITE_STREAM, closing=False)
 
 
-def close_stream(executor: Executor, key: str) -> Coroutine[Any, Any, None]:
+def close_stream(key: str) -> Coroutine[Any, Any, None]:
     """Append the close marker; from a body the ``DBOS.closeStream`` step id is taken now."""
-    return _append(executor, key, None, step_name=CLOSE_STREAM, closing=True)
+    return _append(None, key, step_name=CLOSE_STREAM, closing=True)
 
 
-def _is_end(value: str | None, fmt: str | None) -> bool:
+def is_end(value: str | None, fmt: str | None) -> bool:
+    """Whether a stream value is the close marker."""
     return fmt == PORTABLE_JSON and value == CLOSED_MARKER
 
 
@@ -97,38 +70,28 @@ async def read_stream(
     executor: Executor, workflow_id: str, key: str, offset: int = 0
 ) -> AsyncIterator[Any]:
     """Yield the stream's values in order until it is closed, or drained after its writer ended."""
-    ctx = workflow_outside_steps()
-    if ctx is not None:
-        executor = ctx.executor
-    sysdb, codec = executor.sysdb, executor.codec
-    buffered: list[tuple[str, str | None]] = []
+    codec = executor.codec
+    buffered: list[Payload] = []
     with executor.wakeups.subscribe(stream_key(workflow_id, key)) as wakeup:
         while True:
-            function_id = ctx.reserve_id() if ctx is not None else None
-            if ctx is not None and function_id is not None:
-                recorded = checkpoint.replayed(ctx, function_id, READ_STREAM)
+            slot = checkpoint.reserve(READ_STREAM)
+            if slot is not None:
+                recorded = slot.recorded()
                 if recorded is not None:
-                    if _is_end(recorded.output, recorded.serialization):
+                    if is_end(recorded.output, recorded.serialization):
                         return
                     offset += 1
                     yield checkpoint.replay_value(executor, recorded)
                     continue
             started = executor.clock.now_ms()
-            while not buffered:
-                batch = await sysdb.read_stream(workflow_id, key, offset, BATCH_SIZE)
-                if batch.writer_status is None:
-                    raise DBOSNonExistentWorkflowError("target", workflow_id)
-                buffered = [(value, fmt) for _, value, fmt in batch.values]
-                if not buffered and batch.writer_status not in ACTIVE_STATUSES:
-                    buffered = [(CLOSED_MARKER, PORTABLE_JSON)]  # drained after the writer ended
+            if not buffered:
+                buffered = await next_stream_values(executor, wakeup, workflow_id, key, offset)
                 if not buffered:
-                    await wakeup.wait(min(sysdb.recheck_interval, TERMINATION_RECHECK_SECONDS))
+                    buffered = [_END]  # drained after the writer ended
             value, fmt = buffered.pop(0)
-            if ctx is not None and function_id is not None:
-                await record_payload(
-                    executor, ctx, function_id, READ_STREAM, (value, fmt), started_at_ms=started
-                )
-            if _is_end(value, fmt):
+            if slot is not None:
+                await record_payload(slot, (value, fmt), started_at_ms=started)
+            if is_end(value, fmt):
                 return
             offset += 1
             yield codec.decode(value, fmt)

@@ -21,10 +21,10 @@ import trio
 
 from .._clock import real_time_limit
 from .._errors import SystemDatabaseError
-from ..sysdb.wakeups import outcome_key
+from .management import cancel_workflows
 
 if TYPE_CHECKING:
-    from .._executor import Executor, Runtime
+    from .executor import Executor, Runtime
 
 logger = logging.getLogger("dbos_trio.timeouts")
 
@@ -36,16 +36,6 @@ SWEEP_BATCH = 1000
 EXPIRED_WRITE_LIMIT_SECONDS = 10.0
 
 
-def stop_local(executor: Runtime, workflow_ids: list[str]) -> None:
-    """Cancel the Trio scopes of these workflows if they run here, and wake their waiters."""
-    for workflow_id in workflow_ids:
-        execution = executor.local.get(workflow_id)
-        if execution is not None:
-            execution.cancel_requested = True
-            execution.scope.cancel()
-        executor.wakeups.wake(outcome_key(workflow_id))
-
-
 async def cancel_expired(executor: Runtime, workflow_id: str) -> None:
     """Mark a workflow whose own deadline just fired (in this process) CANCELLED.
 
@@ -55,8 +45,6 @@ async def cancel_expired(executor: Runtime, workflow_id: str) -> None:
     (bounded in real time): without it the child's row would stay PENDING until the next
     sweep. If it fails anyway, the sweep cancels the row.
     """
-    from .management import cancel_workflows
-
     with trio.CancelScope(shield=True), real_time_limit(EXPIRED_WRITE_LIMIT_SECONDS):
         try:
             await cancel_workflows(executor, [workflow_id])
@@ -81,6 +69,6 @@ async def sweep(
             expired = []
         if expired:
             logger.info("cancelled %d workflows past their deadline", len(expired))
-            stop_local(executor, expired)
+            executor.stop_local(expired)
         if len(expired) < SWEEP_BATCH:
             await trio.sleep(interval * random.uniform(0.9, 1.1))

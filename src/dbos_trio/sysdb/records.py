@@ -8,25 +8,9 @@ verbatim and the engine alone decides how to read them.
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final
 
 import attrs
-
-PENDING: Final = "PENDING"
-SUCCESS: Final = "SUCCESS"
-ERROR: Final = "ERROR"
-CANCELLED: Final = "CANCELLED"
-ENQUEUED: Final = "ENQUEUED"
-DELAYED: Final = "DELAYED"
-MAX_RECOVERY_ATTEMPTS_EXCEEDED: Final = "MAX_RECOVERY_ATTEMPTS_EXCEEDED"
-
-WorkflowStatusString = Literal[
-    "PENDING", "SUCCESS", "ERROR", "CANCELLED", "ENQUEUED", "DELAYED",
-    "MAX_RECOVERY_ATTEMPTS_EXCEEDED",
-]  # fmt: skip
-
-TERMINAL_STATUSES: Final = frozenset({SUCCESS, ERROR, CANCELLED, MAX_RECOVERY_ATTEMPTS_EXCEEDED})
-ACTIVE_STATUSES: Final = frozenset({PENDING, ENQUEUED, DELAYED})
 
 INTERNAL_QUEUE: Final = "_dbos_internal_queue"
 NULL_TOPIC: Final = "__null__topic__"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from .._config import Config
-from .._context import SetWorkflowID
+from ..engine.options import SetWorkflowID
 from ._crash import Checkpoint, CrashPoint, CrashPointNotReached, run_until_crash
 from ._databases import temporary_sqlite_url
 from ._launch import launched

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Literal
 import trio
 import trio.testing
 
-from .._executor import LaunchSettings
-from .._executor import launch_settings as engine_launch_settings
+from ..engine.launch import LaunchSettings
+from ..engine.launch import launch_settings as engine_launch_settings
 
 if TYPE_CHECKING:
     from .._dbos import DBOS

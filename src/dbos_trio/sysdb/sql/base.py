@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, NoReturn
 
 from ..._errors import DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError
-from ..records import CANCELLED
+from ...core.statuses import CANCELLED
 from ..statements import StatementRunner, Transaction
 from ..wakeups import WakeupRegistry
 from .listing import ListingDialect

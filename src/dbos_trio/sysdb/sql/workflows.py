@@ -24,9 +24,9 @@ from ..._errors import (
     DBOSWorkflowCancelledError,
     DBOSWorkflowConflictIDError,
 )
+from ...core.statuses import CANCELLED
 from ..errors import UniqueViolation
 from ..records import (
-    CANCELLED,
     InitResult,
     NewWorkflow,
     Outcome,

@@ -1,17 +1,10 @@
-"""Ambient state, in contextvars, so it follows Trio tasks the way users expect.
+"""The caller's options for the next start: ``SetWorkflowID``, ``SetWorkflowTimeout``,
+``SetEnqueueOptions``.
 
-Two kinds of state live here, and the split is the point:
-
-* The *workflow context* of a running workflow body (:class:`WorkflowContext`): its id,
-  ownership token, step-id counter, recorded steps when replaying, deadline, format. Step
-  ids are reserved **synchronously** by :meth:`WorkflowContext.reserve_id` at the moment a
-  durable call is made, before its first ``await``, so concurrent calls started from one
-  body (``nursery.start_soon`` in a loop) get ids in call order whatever order Trio
-  schedules them in. Trio copies contextvars into child tasks, so tasks spawned by a
-  workflow body share its context object (and therefore its counter).
-* The caller's *options* for the next start (``SetWorkflowID``, ``SetWorkflowTimeout``,
-  ``SetEnqueueOptions``): plain ``with`` blocks, inherited by tasks spawned inside them,
-  cleared inside a workflow body so they apply to one start, not to its children.
+Plain ``with`` blocks over contextvars, so they follow Trio tasks the way users expect:
+inherited by tasks spawned inside them, and cleared inside a workflow body
+(:func:`options_cleared`) so they apply to one start, not to its children. They are
+validated when the block is entered, before anything is started.
 """
 
 from __future__ import annotations
@@ -21,72 +14,15 @@ import logging
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import attrs
 
-from ._errors import DBOSException
+from .._errors import DBOSException
 
 logger = logging.getLogger("dbos_trio")
 
-if TYPE_CHECKING:
-    from ._executor import Executor
-    from .sysdb.records import RecordedStep
-
 MAX_PRIORITY = 2_147_483_647
-
-
-@attrs.define(eq=False)
-class WorkflowContext:
-    """One execution of one workflow body."""
-
-    executor: Executor
-    workflow_id: str
-    owner_xid: str
-    serialization: str
-    deadline_epoch_ms: int | None
-    # Steps recorded by earlier executions, loaded once when this execution started from a
-    # stored row; None when this execution created the row (nothing can be recorded yet).
-    recorded: dict[int, RecordedStep] | None
-    last_function_id: int = 0
-    # A system-database failure seen inside this body. Once set, the outcome is never
-    # recorded even if user code swallowed the error: the row stays PENDING for recovery.
-    control_failure: BaseException | None = None
-
-    def reserve_id(self) -> int:
-        self.last_function_id += 1
-        return self.last_function_id
-
-    def recorded_at(self, function_id: int) -> RecordedStep | None:
-        if self.recorded is None:
-            return None
-        return self.recorded.get(function_id)
-
-
-@attrs.frozen
-class StepContext:
-    """Set while a step body runs: nested durable calls become plain calls."""
-
-    workflow: WorkflowContext
-    step_id: int
-
-
-current_workflow: contextvars.ContextVar[WorkflowContext | None] = contextvars.ContextVar(
-    "dbos_trio_workflow", default=None
-)
-current_step: contextvars.ContextVar[StepContext | None] = contextvars.ContextVar(
-    "dbos_trio_step", default=None
-)
-
-
-def workflow_outside_steps() -> WorkflowContext | None:
-    """The running workflow, unless we are inside one of its steps (or outside any)."""
-    if current_step.get() is not None:
-        return None
-    return current_workflow.get()
-
-
-# --- Options for the next start ------------------------------------------------------
 
 
 @attrs.define(eq=False)

@@ -13,8 +13,8 @@ from typing import Any
 
 import attrs
 
-from ._serialization import Codec
-from .sysdb.records import RecordedStep, WorkflowRow
+from .._serialization import Codec
+from ..sysdb.records import RecordedStep, WorkflowRow
 
 logger = logging.getLogger("dbos_trio")
 

@@ -1,0 +1,27 @@
+"""``DBOS``: the registration container and the face of one executor.
+
+Thin by design: it validates, resolves which registered function a call means, and hands
+over to the engine. Nothing connects until :meth:`DBOS.launched`; everything that needs
+the database raises :class:`~dbos_trio.DBOSNotLaunchedError` (naming the operation) before
+then. The face is split by concern — registration, lifecycle, durable primitives,
+management — each a module of this package; :class:`DBOS` is all of them.
+"""
+
+from __future__ import annotations
+
+from .durable import Durable
+from .lifecycle import Lifecycle
+from .management import Management
+from .registration import Registration, StepDecorator
+
+
+class DBOS(Registration, Lifecycle, Durable, Management):
+    """Registers workflows and steps, and runs them once launched.
+
+    ``DBOS(Config(app_name="orders", ...))`` connects nothing; ``async with
+    dbos.launched():`` runs the executor for the block. There is no global instance:
+    several may live in one process, each with its own database or schema.
+    """
+
+
+__all__ = ["DBOS", "StepDecorator"]

@@ -1,0 +1,117 @@
+"""Starting workflows and the durable primitives, as methods of ``DBOS``.
+
+Most of these are not ``async def``: they return a coroutine, and from a workflow body
+their step ids are reserved at the call (see :mod:`dbos_trio.engine.checkpoint`), so
+concurrent calls from one body are numbered in call order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from typing import Any, ParamSpec, TypeVar
+
+from .._errors import DBOSNonExistentWorkflowError
+from .._registry import resolve_workflow
+from ..engine import events, messages, sleep, streams
+from ..engine.context import current_step, current_workflow
+from ..engine.handle import WorkflowHandle, handle_for, start_workflow, wait_first
+from .base import DBOSBase
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class Durable(DBOSBase):
+    # --- context -----------------------------------------------------------------------
+
+    @property
+    def workflow_id(self) -> str | None:
+        """The running workflow's id (inside a step: the enclosing workflow's); else None."""
+        ctx = current_workflow.get()
+        return None if ctx is None else ctx.workflow_id
+
+    @property
+    def step_id(self) -> int | None:
+        """The running step's id, inside a step; else None."""
+        step = current_step.get()
+        return None if step is None else step.step_id
+
+    # --- starting and handles ----------------------------------------------------------
+
+    def start_workflow(
+        self, fn: Callable[P, Awaitable[R]], *args: P.args, **kwargs: P.kwargs
+    ) -> Coroutine[Any, Any, WorkflowHandle[R]]:
+        """Start ``fn`` in the executor's nursery; return once its row exists.
+
+        Not async: inside a workflow the child's step id is taken at the call. An id that
+        exists already returns that workflow's handle (it does not run again).
+        """
+        executor = self._require_executor("start_workflow")
+        registered, call_args = resolve_workflow(fn, args)
+        return start_workflow(executor, registered, call_args, dict(kwargs))
+
+    def wait_first(
+        self, handles: Sequence[WorkflowHandle[Any]]
+    ) -> Coroutine[Any, Any, WorkflowHandle[Any]]:
+        """The first of ``handles`` whose workflow is no longer PENDING/ENQUEUED/DELAYED."""
+        executor = self._require_executor("wait_first")
+        return wait_first(executor, handles)
+
+    async def retrieve_workflow(self, workflow_id: str) -> WorkflowHandle[Any]:
+        """A handle on an existing workflow; :class:`DBOSNonExistentWorkflowError` if none."""
+        executor = self._require_executor("retrieve_workflow")
+        if await executor.sysdb.get_outcome(workflow_id) is None:
+            raise DBOSNonExistentWorkflowError("target", workflow_id)
+        return handle_for(executor, workflow_id)
+
+    # --- durable primitives ------------------------------------------------------------
+
+    def sleep(self, seconds: float) -> Coroutine[Any, Any, None]:
+        """Durable sleep (workflow only): recovery sleeps only the remainder."""
+        return sleep.sleep(seconds)
+
+    def send(
+        self,
+        destination_id: str,
+        message: Any,
+        topic: str | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> Coroutine[Any, Any, None]:
+        """Send ``message`` to a workflow; a missing destination raises."""
+        executor = self._require_executor("send")
+        return messages.send(executor, destination_id, message, topic, idempotency_key)
+
+    def recv(
+        self, topic: str | None = None, timeout_seconds: float = 60
+    ) -> Coroutine[Any, Any, Any]:
+        """The oldest unconsumed message on ``topic`` (workflow only), or None on timeout."""
+        self._require_executor("recv")
+        return messages.recv(topic, timeout_seconds)
+
+    def set_event(self, key: str, value: Any) -> Coroutine[Any, Any, None]:
+        """Publish ``key = value`` for the running workflow (from its body or a step)."""
+        self._require_executor("set_event")
+        return events.set_event(key, value)
+
+    def get_event(
+        self, workflow_id: str, key: str, timeout_seconds: float = 60
+    ) -> Coroutine[Any, Any, Any]:
+        """The latest value of a workflow's event, waiting up to the timeout; None if unset."""
+        executor = self._require_executor("get_event")
+        return events.get_event(executor, workflow_id, key, timeout_seconds)
+
+    def write_stream(self, key: str, value: Any) -> Coroutine[Any, Any, None]:
+        """Append ``value`` to the running workflow's stream ``key`` (body or step)."""
+        self._require_executor("write_stream")
+        return streams.write_stream(key, value)
+
+    def close_stream(self, key: str) -> Coroutine[Any, Any, None]:
+        """Close the running workflow's stream ``key``: readers stop after its last value."""
+        self._require_executor("close_stream")
+        return streams.close_stream(key)
+
+    def read_stream(self, workflow_id: str, key: str) -> AsyncIterator[Any]:
+        """``async for value in dbos.read_stream(id, key)``: values in order until the end."""
+        executor = self._require_executor("read_stream")
+        return streams.read_stream(executor, workflow_id, key)

@@ -1,0 +1,67 @@
+"""``launched()`` and ``serve``: the lifetime of a ``DBOS`` instance's executor."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Self
+
+import trio
+
+from .._errors import DBOSException
+from ..engine.launch import open_executor
+from .base import DBOSBase
+
+
+def _collapse(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The single exception inside nested one-element groups, or the group itself."""
+    inner: BaseException = group
+    while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
+        inner = inner.exceptions[0]
+    return inner
+
+
+class Lifecycle(DBOSBase):
+    @asynccontextmanager
+    async def launched(self) -> AsyncIterator[Self]:
+        """Launch for the duration of the block; on exit cancel, await, then close.
+
+        Launch connects, migrates (or verifies), registers the application version,
+        recovers this executor's abandoned workflows and starts the background tasks; a
+        failure there raises (:class:`~dbos_trio.DBOSInitializationError` for a bad
+        database) and leaves nothing open. An exception raised in the block propagates
+        as itself (a group holding a single exception is unwrapped here); workflows
+        interrupted by the exit — normal, error or cancellation — stay PENDING and are
+        recovered by the next launch.
+        """
+        if self._slot.executor is not None or self._launching:
+            raise DBOSException("this DBOS instance is already launched")
+        self._launching = True
+        collapsed: BaseException | None = None
+        try:
+            async with open_executor(
+                self._config, self._registry, list(self._queues.values())
+            ) as executor:
+                self._slot.executor = executor
+                try:
+                    yield self
+                finally:
+                    self._slot.executor = None
+        except BaseExceptionGroup as group:
+            collapsed = _collapse(group)
+            if collapsed is group:
+                raise
+        finally:
+            self._launching = False
+        if collapsed is not None:
+            # Raised outside the except block, so the user's own __cause__/__context__ stay.
+            raise collapsed
+
+    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Run launched until cancelled: ``await nursery.start(dbos.serve)``.
+
+        Reports started once launched; cancellation shuts down as ``launched()`` does.
+        """
+        async with self.launched():
+            task_status.started()
+            await trio.sleep_forever()

@@ -1,0 +1,175 @@
+"""Registering workflows, steps and queues on a ``DBOS`` instance, before launch."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, cast, overload
+
+from .._errors import DBOSException
+from .._queue import Queue
+from .._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
+from ..core.admission import QueueConfig, RateLimit, validate_queue
+from ..core.retry import RetryPolicy
+from ..engine import children
+from ..engine.step import StepOptions, run_step
+from .base import DBOSBase
+
+if TYPE_CHECKING:
+    from ..engine.executor import Executor
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class StepDecorator(Protocol):
+    """What ``dbos.step(...)`` returns: ``async def`` steps stay awaitable, ``def`` steps
+    become awaitable (they run in a worker thread)."""
+
+    @overload
+    def __call__(self, func: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]: ...
+
+    @overload
+    def __call__(self, func: Callable[P, R]) -> Callable[P, Coroutine[Any, Any, R]]: ...
+
+
+def _executor_of(dbos_ref: weakref.ref[Any], operation: str) -> Executor:
+    dbos: DBOSBase | None = dbos_ref()
+    if dbos is None:
+        raise DBOSException("the DBOS instance this function was registered with no longer exists")
+    return dbos._require_executor(operation)
+
+
+class Registration(DBOSBase):
+    def workflow(
+        self,
+        *,
+        name: str | None = None,
+        max_recovery_attempts: int | None = 100,
+        serialization: Literal["portable", "native"] | None = None,
+    ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Coroutine[Any, Any, R]]]:
+        """Register an ``async def`` as a durable workflow (before launch).
+
+        Calling the decorated function runs the workflow in the caller's task and returns
+        its result or raises its error; inside a workflow it is a child workflow. A sync
+        function raises ``TypeError`` here; a bad option raises :class:`DBOSException`.
+        """
+        if serialization not in (None, "portable", "native"):
+            raise DBOSException(
+                f"serialization must be 'portable', 'native' or None, not {serialization!r}"
+            )
+        if max_recovery_attempts is not None and (
+            isinstance(max_recovery_attempts, bool)
+            or not isinstance(max_recovery_attempts, int)
+            or max_recovery_attempts < 1
+        ):
+            raise DBOSException(
+                "max_recovery_attempts must be a positive integer or None, "
+                f"not {max_recovery_attempts!r}"
+            )
+        dbos_ref = weakref.ref(self)
+
+        def decorate(func: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+            if not inspect.iscoroutinefunction(func):
+                raise TypeError(
+                    f"workflow {getattr(func, '__qualname__', func)!r} must be an async def"
+                )
+            registered = RegisteredWorkflow(
+                name=name or func.__qualname__,
+                func=func,
+                max_recovery_attempts=max_recovery_attempts,
+                portable=serialization == "portable",
+                native=serialization == "native",
+            )
+            self._registry.add_workflow(registered)
+
+            @functools.wraps(func)
+            def run_workflow(*args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, R]:
+                # Not async: ids are taken at the call (see engine/children.py).
+                executor = _executor_of(dbos_ref, f"calling workflow {registered.name}")
+                return children.call(executor, registered, tuple(args), dict(kwargs))
+
+            setattr(run_workflow, WORKFLOW_ATTRIBUTE, registered)
+            return run_workflow
+
+        return decorate
+
+    def step(
+        self,
+        *,
+        name: str | None = None,
+        retries_allowed: bool = False,
+        max_attempts: int = 3,
+        interval_seconds: float = 1.0,
+        backoff_rate: float = 2.0,
+        should_retry: Callable[[BaseException], bool] | None = None,
+        timeout_seconds: float | None = None,
+    ) -> StepDecorator:
+        """Make a function a checkpointed step (``async def`` in-task, ``def`` in a thread).
+
+        Inside a workflow a step runs once and its value or final error is checkpointed;
+        cancellation while it runs records nothing (a later execution runs it again).
+        Outside a workflow, and inside another step, it is a plain call.
+        """
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+            raise DBOSException(f"max_attempts must be a positive integer, not {max_attempts!r}")
+        if not interval_seconds >= 0 or not backoff_rate > 0:
+            raise DBOSException("interval_seconds must be >= 0 and backoff_rate > 0")
+        if timeout_seconds is not None and not (0 < timeout_seconds < float("inf")):
+            raise DBOSException(f"timeout_seconds must be finite and > 0, not {timeout_seconds!r}")
+        policy = RetryPolicy(retries_allowed, max_attempts, interval_seconds, backoff_rate)
+        self._registry.check_registration_allowed("a step")
+
+        def decorate(func: Callable[P, Any]) -> Callable[P, Coroutine[Any, Any, Any]]:
+            is_async = inspect.iscoroutinefunction(func)
+            if timeout_seconds is not None and not is_async:
+                raise DBOSException(
+                    f"step {func.__qualname__}: timeout_seconds needs an async def step"
+                )
+            options = StepOptions(
+                name=name or func.__qualname__,
+                retry=policy,
+                should_retry=should_retry,
+                timeout_seconds=timeout_seconds,
+            )
+
+            @functools.wraps(func)
+            def run_as_step(*args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, Any]:
+                # Not async: the step id is taken at the call (see run_step).
+                return run_step(options, func, is_async, args, kwargs)
+
+            return run_as_step
+
+        return cast(StepDecorator, decorate)
+
+    def register_queue(
+        self,
+        name: str,
+        *,
+        global_concurrency: int | None = None,
+        worker_concurrency: int | None = None,
+        limiter: RateLimit | None = None,
+        partition_concurrency: int | None = None,
+        partition_worker_concurrency: int | None = None,
+        partition_limiter: RateLimit | None = None,
+        polling_interval_sec: float = 1.0,
+    ) -> Queue:
+        """Declare a queue (before launch); it is upserted into the ``queues`` table at
+        launch. A bad value raises ``ValueError`` here, before anything is written."""
+        self._registry.check_registration_allowed(f"queue {name!r}")
+        config = QueueConfig(
+            name=name,
+            global_concurrency=global_concurrency,
+            worker_concurrency=worker_concurrency,
+            limiter=limiter,
+            partition_concurrency=partition_concurrency,
+            partition_worker_concurrency=partition_worker_concurrency,
+            partition_limiter=partition_limiter,
+            polling_interval_sec=polling_interval_sec,
+            application_name=self._config.app_name,
+        )
+        validate_queue(config)
+        self._queues[name] = config
+        return Queue(self._slot, config)

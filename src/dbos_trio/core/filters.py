@@ -1,0 +1,81 @@
+"""``list_workflows`` filters, from the keyword arguments of ``dbos`` 3.4 to stored fields.
+
+Pure logic: the keyword filters users pass (``status="PENDING"``, ``name=[...]``,
+``start_time="2026-01-01T00:00:00Z"``, ...) become the fields of the backend's listing
+record (:class:`~dbos_trio.sysdb.records.WorkflowFilters`): singular names as tuples,
+times as epoch milliseconds. An unknown filter is an error, not silently ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from .._errors import DBOSException
+
+# A filter of one or many values, and the listing field it fills.
+PLURAL_FILTERS = {
+    "workflow_ids": "workflow_ids",
+    "status": "statuses",
+    "name": "names",
+    "app_version": "app_versions",
+    "queue_name": "queue_names",
+    "executor_id": "executor_ids",
+    "forked_from": "forked_from",
+    "parent_workflow_id": "parent_workflow_ids",
+    "user": "users",
+    "application_name": "application_names",
+}
+# A time filter, and the epoch-milliseconds field it fills.
+TIME_FILTERS = {
+    "start_time": "created_after_ms",
+    "end_time": "created_before_ms",
+    "completed_after": "completed_after_ms",
+    "completed_before": "completed_before_ms",
+    "dequeued_after": "dequeued_after_ms",
+    "dequeued_before": "dequeued_before_ms",
+}
+DIRECT_FILTERS = frozenset(
+    {
+        "workflow_id_prefix",
+        "limit",
+        "offset",
+        "sort_desc",
+        "load_input",
+        "load_output",
+        "queues_only",
+        "was_forked_from",
+        "has_parent",
+    }
+)
+
+
+def epoch_ms(value: Any) -> int:
+    """A time filter's value (epoch milliseconds, a ``datetime`` or an ISO 8601 string)
+    as epoch milliseconds."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, datetime):
+        return int(value.timestamp() * 1000)
+    if isinstance(value, str):
+        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+    raise DBOSException(f"cannot read {value!r} as a time")
+
+
+def normalize_filters(filters: Mapping[str, Any]) -> dict[str, Any]:
+    """``list_workflows`` keyword filters as listing fields (None values are dropped)."""
+    normalized: dict[str, Any] = {}
+    for key, value in filters.items():
+        if value is None:
+            continue
+        if key in PLURAL_FILTERS:
+            values: Sequence[str] = [value] if isinstance(value, str) else list(value)
+            normalized[PLURAL_FILTERS[key]] = tuple(values)
+        elif key in TIME_FILTERS:
+            normalized[TIME_FILTERS[key]] = epoch_ms(value)
+        elif key in DIRECT_FILTERS:
+            normalized[key] = value
+        else:
+            raise DBOSException(f"unknown list_workflows filter {key!r}")
+    return normalized

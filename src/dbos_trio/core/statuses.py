@@ -1,0 +1,38 @@
+"""Workflow statuses, and the sets the engine and the SQL decide by.
+
+Pure data. The status predicates written in SQL (``status IN ('ENQUEUED', 'PENDING',
+'DELAYED')``, ``status NOT IN ('SUCCESS', 'ERROR')``, ...) must mean these sets; a test
+reads every statement file and checks each literal status list against them, so a new
+status cannot be added here and forgotten there.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+PENDING: Final = "PENDING"
+SUCCESS: Final = "SUCCESS"
+ERROR: Final = "ERROR"
+CANCELLED: Final = "CANCELLED"
+ENQUEUED: Final = "ENQUEUED"
+DELAYED: Final = "DELAYED"
+MAX_RECOVERY_ATTEMPTS_EXCEEDED: Final = "MAX_RECOVERY_ATTEMPTS_EXCEEDED"
+
+WorkflowStatusString = Literal[
+    "PENDING", "SUCCESS", "ERROR", "CANCELLED", "ENQUEUED", "DELAYED",
+    "MAX_RECOVERY_ATTEMPTS_EXCEEDED",
+]  # fmt: skip
+
+ALL_STATUSES: Final = frozenset(
+    {PENDING, SUCCESS, ERROR, CANCELLED, ENQUEUED, DELAYED, MAX_RECOVERY_ATTEMPTS_EXCEEDED}
+)
+TERMINAL_STATUSES: Final = frozenset({SUCCESS, ERROR, CANCELLED, MAX_RECOVERY_ATTEMPTS_EXCEEDED})
+"""A workflow in one of these has its outcome; nothing runs it again (unless forked)."""
+ACTIVE_STATUSES: Final = frozenset({PENDING, ENQUEUED, DELAYED})
+"""Not finished: running, waiting on a queue, or waiting for its delay."""
+QUEUED_STATUSES: Final = frozenset({ENQUEUED, DELAYED})
+"""On a queue and not started: what a rate limiter does not count as a start."""
+OUTCOME_STATUSES: Final = frozenset({SUCCESS, ERROR})
+"""Finished by the workflow's own return or exception: what cancelling leaves alone."""
+CANCELLABLE_STATUSES: Final = ALL_STATUSES - OUTCOME_STATUSES
+"""What ``cancel_workflows``/``resume_workflows`` act on (everything but an outcome)."""

@@ -1,0 +1,72 @@
+"""The workflow context: ambient state of a running workflow body, in contextvars.
+
+A running workflow body has a :class:`WorkflowContext`: its id, ownership token, step-id
+counter, recorded steps when replaying, deadline, format. Step ids are reserved
+**synchronously** by :meth:`WorkflowContext.reserve_id` at the moment a durable call is
+made, before its first ``await``, so concurrent calls started from one body
+(``nursery.start_soon`` in a loop) get ids in call order whatever order Trio schedules
+them in. Trio copies contextvars into child tasks, so tasks spawned by a workflow body
+share its context object (and therefore its counter). Inside a step, a
+:class:`StepContext` marks that nested durable calls are plain calls.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import TYPE_CHECKING
+
+import attrs
+
+if TYPE_CHECKING:
+    from ..sysdb.records import RecordedStep
+    from .executor import Executor
+
+
+@attrs.define(eq=False)
+class WorkflowContext:
+    """One execution of one workflow body."""
+
+    executor: Executor
+    workflow_id: str
+    owner_xid: str
+    serialization: str
+    deadline_epoch_ms: int | None
+    # Steps recorded by earlier executions, loaded once when this execution started from a
+    # stored row; None when this execution created the row (nothing can be recorded yet).
+    recorded: dict[int, RecordedStep] | None
+    last_function_id: int = 0
+    # A system-database failure seen inside this body. Once set, the outcome is never
+    # recorded even if user code swallowed the error: the row stays PENDING for recovery.
+    control_failure: BaseException | None = None
+
+    def reserve_id(self) -> int:
+        self.last_function_id += 1
+        return self.last_function_id
+
+    def recorded_at(self, function_id: int) -> RecordedStep | None:
+        if self.recorded is None:
+            return None
+        return self.recorded.get(function_id)
+
+
+@attrs.frozen
+class StepContext:
+    """Set while a step body runs: nested durable calls become plain calls."""
+
+    workflow: WorkflowContext
+    step_id: int
+
+
+current_workflow: contextvars.ContextVar[WorkflowContext | None] = contextvars.ContextVar(
+    "dbos_trio_workflow", default=None
+)
+current_step: contextvars.ContextVar[StepContext | None] = contextvars.ContextVar(
+    "dbos_trio_step", default=None
+)
+
+
+def workflow_outside_steps() -> WorkflowContext | None:
+    """The running workflow, unless we are inside one of its steps (or outside any)."""
+    if current_step.get() is not None:
+        return None
+    return current_workflow.get()

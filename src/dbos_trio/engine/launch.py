@@ -1,0 +1,153 @@
+"""Launch and shutdown, top to bottom, in one place.
+
+Launch order, and why:
+
+1. **Identity** (app name, version, executor id), then freeze the registry: a stored row
+   names a workflow, which must not mean different code from one moment to the next.
+2. **Connect and migrate** (or only verify, with ``run_migrations=False``).
+3. **Register the application version**, learning whether it is the latest (only the
+   latest overwrites queue rows and runs version-less queued work).
+4. **Open the executor's one nursery**, and in it the backend's own tasks first (LISTEN,
+   the NOTIFY notifier), so no wakeup is missed from here on.
+5. **Upsert the declared queues**, then **recover**: one write re-enqueues this
+   executor's abandoned PENDING rows, before launch returns — a workflow the application
+   starts the instant launch returns is PENDING under the same executor id, and must not
+   be swept up as abandoned.
+6. **Start the dequeue supervisor and the timeout sweep.**
+
+Shutdown mirrors it: cancel the nursery, await every task in it (a task cancelled
+mid-checkpoint finishes its shielded cleanup on a live pool, and a workflow interrupted
+this way stays PENDING for the next launch), then close the system database (flushing
+the notifier), then thaw the registry.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from functools import partial
+
+import attrs
+import trio
+
+from .._clock import Clock
+from .._config import Config
+from .._identity import resolve_identity
+from .._registry import Registry
+from ..core.admission import QueueConfig
+from ..sysdb.open import open_system_database
+from ..sysdb.protocol import SystemDatabase
+from ..sysdb.wakeups import WakeupRegistry
+from . import dequeue, queues, recovery, timeouts
+from .executor import Executor
+
+logger = logging.getLogger("dbos_trio")
+
+
+@attrs.frozen
+class LaunchSettings:
+    """How one launch is opened and paced, beyond its ``Config`` (set by dbos_trio.testing).
+
+    ``background_interval`` spaces the background sweeps (dequeue supervisor, timeout
+    sweep), queue polling and SQLite waiters' re-checks further apart: under an autojumping
+    ``MockClock`` real time is spent per wakeup, not per virtual second. ``intercept`` wraps
+    the system database before anything writes through it (crash injection).
+    """
+
+    background_interval: float | None = None
+    intercept: Callable[[SystemDatabase], SystemDatabase] | None = None
+
+
+launch_settings: contextvars.ContextVar[LaunchSettings | None] = contextvars.ContextVar(
+    "dbos_trio_launch_settings", default=None
+)
+
+
+@asynccontextmanager
+async def open_executor(
+    config: Config, registry: Registry, declared_queues: list[QueueConfig]
+) -> AsyncIterator[Executor]:
+    """Launch an executor for the block; shut it down (cancel, await, close) on exit.
+
+    Errors at launch propagate (nothing is left open); cancellation of the block is the
+    normal way to stop, and interrupted workflows stay PENDING for the next launch.
+    """
+    identity = resolve_identity(config, registry.all())
+    registry.freeze()
+    try:
+        settings = launch_settings.get() or LaunchSettings()
+        sysdb = await open_system_database(
+            config.resolved_database_url(),
+            schema=config.schema,
+            max_connections=config.max_connections,
+            connect_timeout=config.connect_timeout,
+            run_migrations=config.run_migrations,
+            use_listen_notify=config.use_listen_notify,
+            notification_coalesce=config.notification_coalesce,
+            recheck_interval=settings.background_interval,
+            wakeups=WakeupRegistry(),
+        )
+        if settings.intercept is not None:
+            sysdb = settings.intercept(sysdb)
+        try:
+            is_latest = await sysdb.register_application_version(
+                identity.app_name, identity.app_version
+            )
+            if not is_latest:
+                logger.warning(
+                    "application version %s is not the latest registered version of %s",
+                    identity.app_version,
+                    identity.app_name,
+                )
+            async with trio.open_nursery() as nursery:
+                executor = Executor(
+                    config=config,
+                    registry=registry,
+                    sysdb=sysdb,
+                    identity=identity,
+                    clock=Clock(),
+                    nursery=nursery,
+                    background_interval=settings.background_interval,
+                )
+                executor.is_latest_version = is_latest
+                await _start(executor, declared_queues)
+                logger.info(
+                    "launched %s version %s as executor %s (%d workflows re-enqueued for recovery)",
+                    identity.app_name,
+                    identity.app_version,
+                    identity.executor_id,
+                    executor.recovered_count,
+                )
+                try:
+                    yield executor
+                finally:
+                    nursery.cancel_scope.cancel()
+        finally:
+            with trio.CancelScope(shield=True):
+                await sysdb.close()
+            logger.info(
+                "shut down %s version %s executor %s",
+                identity.app_name,
+                identity.app_version,
+                identity.executor_id,
+            )
+    finally:
+        registry.thaw()
+
+
+async def _start(executor: Executor, declared_queues: list[QueueConfig]) -> None:
+    """Steps 4-6 of the launch order (see the module docs)."""
+    nursery = executor.nursery
+    for task in executor.sysdb.background_tasks():
+        await nursery.start(task)
+    await queues.register_queues(executor, declared_queues)
+    executor.recovered_count = await recovery.reenqueue_abandoned(executor)
+    interval = executor.background_interval
+    if interval is None:
+        await nursery.start(dequeue.supervise, executor)
+        await nursery.start(timeouts.sweep, executor)
+    else:
+        await nursery.start(partial(dequeue.supervise, executor, sweep_interval=interval))
+        await nursery.start(partial(timeouts.sweep, executor, interval=interval))

@@ -1,0 +1,86 @@
+"""Durable sleep, and the durable deadlines of ``recv`` and ``get_event``.
+
+Invariants, and why:
+
+* A durable wait's deadline is a checkpoint: ``DBOS.sleep`` records the wake-up time
+  (epoch seconds, portable JSON) before waiting, so an execution recovered after a crash
+  waits only for what remains. ``recv`` and ``get_event`` keep their timeout this way at
+  the step id after their own.
+* The step id is reserved at the call, not when the returned coroutine first runs
+  (:func:`sleep` is a plain function returning a coroutine), so sleeps started
+  concurrently from one body are numbered in call order.
+* Every wait reads Trio's clock (through :class:`~dbos_trio._clock.Clock`), never the wall
+  clock, so a ``MockClock`` drives durable sleeps and timeouts in tests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Coroutine
+from typing import Any
+
+import trio
+
+from .._errors import DBOSException
+from .._serialization import PORTABLE_JSON
+from . import checkpoint
+from .checkpoint import Slot
+from .context import current_step
+
+SLEEP = "DBOS.sleep"
+# The latest wake time a checkpoint records (9999-12-31T23:59:59Z): an infinite wait is
+# stored as this, since JSON has no infinity and the row's completion time is an integer.
+LATEST_WAKE = 253402300799.0
+
+
+def check_seconds(seconds: float, what: str) -> None:
+    """Refuse a duration that is not a number (NaN included); infinity is allowed."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or math.isnan(seconds):
+        raise DBOSException(f"{what} needs a number of seconds, not {seconds!r}")
+
+
+async def durable_wake_time(slot: Slot, seconds: float) -> float:
+    """The wake-up time checkpointed at ``slot`` (a ``DBOS.sleep``): recorded now, or read
+    back from an earlier execution."""
+    executor = slot.executor
+    recorded = slot.recorded()
+    if recorded is not None:
+        return float(executor.codec.decode(recorded.output, recorded.serialization))
+    started = executor.clock.now_ms()
+    wake = min(executor.clock.now() + seconds, LATEST_WAKE)
+    await checkpoint.record(
+        slot,
+        started_at_ms=started,
+        output=executor.codec.encode(wake, PORTABLE_JSON),
+        serialization=PORTABLE_JSON,
+        completed_at_ms=int(wake * 1000),
+    )
+    return wake
+
+
+def sleep(seconds: float) -> Coroutine[Any, Any, None]:
+    """Durable sleep from a workflow body; ``seconds <= 0`` returns at once, using no step id.
+
+    Not a coroutine function: the step id is taken at the call, like a step's, so sleeps
+    started concurrently (``nursery.start_soon(dbos.sleep, s)``) are numbered in call
+    order whatever order Trio runs them in. ``math.inf`` sleeps until the end of time.
+    Inside a step it is a plain ``trio.sleep``; outside any workflow it is refused.
+    """
+    check_seconds(seconds, "sleep")
+    if seconds <= 0:
+        return _plain_sleep(0.0)
+    slot = checkpoint.reserve(SLEEP)
+    if slot is None:
+        if current_step.get() is not None:
+            return _plain_sleep(seconds)  # inside a step a durable call is a plain call
+        raise DBOSException("sleep() must be called from within a workflow")
+    return _durable_sleep(slot, seconds)
+
+
+async def _plain_sleep(seconds: float) -> None:
+    await trio.sleep(seconds)
+
+
+async def _durable_sleep(slot: Slot, seconds: float) -> None:
+    wake = await durable_wake_time(slot, seconds)
+    await slot.executor.clock.sleep_until(wake)

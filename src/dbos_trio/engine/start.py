@@ -1,0 +1,292 @@
+"""Starting a workflow: its id, its format, its timeout, and the one idempotent insert.
+
+Invariants, and why:
+
+* Starting is one idempotent insert (``init_workflow``): a new id runs; an id that exists
+  never runs again here — a finished workflow returns its stored outcome, an active one
+  is waited on — and repeats never count a recovery attempt.
+* A child's start is a checkpoint of its parent, written in the same transaction as the
+  child's row, so a replayed parent finds the child it started instead of starting
+  another. The child's id (``SetWorkflowID``, or ``"{parent}-{step id}"``) and the step id
+  are taken at the call.
+* An id that exists under another function, class or configured instance is refused
+  (:class:`DBOSConflictingWorkflowError`), not silently joined.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .._errors import DBOSConflictingWorkflowError, DBOSException
+from .._registry import DBOSConfiguredInstance, RegisteredWorkflow, member_kind
+from .._serialization import PICKLE, PORTABLE_JSON
+from ..core.units import timeout_ms as to_timeout_ms
+from ..sysdb.records import InitResult, ParentStep, RecordedStep
+from . import checkpoint
+from .checkpoint import Slot
+from .context import WorkflowContext, current_step, current_workflow
+from .options import enqueue_options, take_assigned_id, timeout_option
+from .rows import Writer, new_row
+
+if TYPE_CHECKING:
+    from .executor import Executor
+
+logger = logging.getLogger("dbos_trio.workflow")
+
+
+@attrs.frozen
+class CallShape:
+    """How a call reached a registered workflow: what to prepend, and what to store."""
+
+    bound: tuple[Any, ...]  # the instance or class to pass first, or nothing
+    args: tuple[Any, ...]  # the stored positional arguments
+    class_name: str | None
+    config_name: str | None
+
+
+def call_shape(registered: RegisteredWorkflow, args: tuple[Any, ...]) -> CallShape:
+    kind = member_kind(registered, args)
+    if kind == "instance":
+        registered.kind = kind
+        instance = args[0]
+        assert isinstance(instance, DBOSConfiguredInstance)
+        return CallShape((instance,), args[1:], registered.class_name, instance.config_name)
+    if kind == "class":
+        registered.kind = kind
+        return CallShape((args[0],), args[1:], registered.class_name, None)
+    return CallShape((), args, None, None)
+
+
+@attrs.frozen
+class ExecutionPlan:
+    """Everything needed to run one execution of a workflow body."""
+
+    registered: RegisteredWorkflow
+    workflow_id: str
+    owner_xid: str
+    serialization: str
+    deadline_epoch_ms: int | None
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    # True when the row existed before this execution (dequeued, recovered, resumed):
+    # checkpoints may exist and are loaded once ...
+    replaying: bool
+    # ... unless the claim already brought them.
+    recorded: dict[int, RecordedStep] | None = None
+
+
+@attrs.frozen
+class Started:
+    """The result of starting: the id, and a plan if this call must run the body."""
+
+    workflow_id: str
+    plan: ExecutionPlan | None
+    init: InitResult | None
+
+
+def writer_of(executor: Executor, app_version: str | None = None) -> Writer:
+    """The executor as the writer of a new row (pinned to ``app_version`` if given)."""
+    return Writer(
+        executor_id=executor.executor_id,
+        application_version=app_version or executor.app_version,
+        application_id=executor.identity.application_id,
+        application_name=executor.app_name,
+    )
+
+
+def parent_for_start(registered: RegisteredWorkflow) -> WorkflowContext | None:
+    """The workflow body starting ``registered``, if any; refused from inside a step."""
+    if current_step.get() is not None:
+        raise DBOSException(
+            f"cannot start workflow {registered.name} from inside a step: start it from the "
+            "workflow body"
+        )
+    return current_workflow.get()
+
+
+def reserve_child(registered: RegisteredWorkflow) -> tuple[Slot | None, str]:
+    """At the call: the parent's slot for the child's start (None at top level), and the
+    child's workflow id."""
+    parent = parent_for_start(registered)
+    slot = None if parent is None else checkpoint.reserve_in(parent, registered.name)
+    return slot, new_workflow_id(slot)
+
+
+def new_workflow_id(slot: Slot | None) -> str:
+    assigned = take_assigned_id()
+    if assigned is not None:
+        return assigned
+    if slot is not None:
+        return f"{slot.ctx.workflow_id}-{slot.function_id}"
+    return str(uuid.uuid4())
+
+
+def start_timeout(
+    executor: Executor, parent: WorkflowContext | None, *, queued: bool
+) -> tuple[int | None, int | None]:
+    """(timeout_ms, deadline_epoch_ms) for a new workflow.
+
+    An explicit ``SetWorkflowTimeout`` wins (the deadline of a queued workflow is set when it
+    is dequeued); otherwise a child inherits its parent's absolute deadline.
+    """
+    seconds = timeout_option()
+    if seconds is not None:
+        if seconds == 0:
+            return None, None
+        timeout = to_timeout_ms(seconds)
+        return timeout, None if queued else executor.clock.now_ms() + timeout
+    if parent is not None and parent.deadline_epoch_ms is not None:
+        return None, parent.deadline_epoch_ms
+    return None, None
+
+
+def reject_enqueue_only_options() -> None:
+    """Refuse ``SetEnqueueOptions`` that only mean something to a queue, on a start that
+    is not an enqueue: silently ignoring a deduplication id or a delay would be a lie, and
+    a stored deduplication id would collide once recovery gives the row a queue.
+
+    ``app_version`` is allowed: it pins the version that may recover the workflow.
+    """
+    options = enqueue_options()
+    set_options = [
+        name
+        for name, value in (
+            ("deduplication_id", options.deduplication_id),
+            ("priority", options.priority),
+            ("queue_partition_key", options.queue_partition_key),
+            ("delay_seconds", options.delay_seconds),
+        )
+        if value is not None
+    ]
+    if set_options:
+        raise DBOSException(
+            f"Enqueue option(s) {', '.join(set_options)} set on a workflow that is not being "
+            "enqueued. These options are only supported when enqueueing a workflow onto a queue."
+        )
+    if options.duplication_policy == "return-existing":
+        raise DBOSException(
+            "duplication_policy 'return-existing' requires a queue. It is only supported "
+            "when enqueueing a workflow onto a queue."
+        )
+
+
+def workflow_format(
+    executor: Executor, registered: RegisteredWorkflow, parent: WorkflowContext | None = None
+) -> str:
+    """The format a new workflow's row is written in: ``portable_json`` if registered
+    ``serialization="portable"``, ``py_pickle`` if ``"native"`` (even when a custom
+    serializer is configured); with neither, a child of a portable parent is portable (as
+    in dbos 3.4: cross-language work stays readable down the tree), else the configured
+    serializer's."""
+    if registered.native:
+        return PICKLE
+    if not registered.portable and parent is not None and parent.serialization == PORTABLE_JSON:
+        return PORTABLE_JSON
+    return executor.codec.format_for(registered.portable)
+
+
+def encode_inputs(
+    executor: Executor, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], fmt: str
+) -> str:
+    try:
+        return executor.codec.encode_inputs(args, kwargs, fmt)
+    except Exception as error:
+        raise DBOSException(
+            f"cannot serialize the arguments of workflow {name} as {fmt}: {error}"
+        ) from error
+
+
+def check_same_workflow(
+    workflow_id: str, init: InitResult, name: str, class_name: str | None, config_name: str | None
+) -> None:
+    for what, stored, requested in (
+        ("function", init.name, name),
+        ("class", init.class_name, class_name),
+        ("config", init.config_name, config_name),
+    ):
+        if (stored or None) != (requested or None):
+            raise DBOSConflictingWorkflowError(
+                workflow_id,
+                f"Workflow already exists with a different {what} name: {stored}, but the "
+                f"provided {what} name is: {requested}",
+            )
+
+
+def parent_step(slot: Slot, now_ms: int) -> ParentStep:
+    """The parent's checkpoint for a child's start, written with the child's row."""
+    return ParentStep(
+        workflow_id=slot.ctx.workflow_id,
+        owner_xid=slot.ctx.owner_xid,
+        function_id=slot.function_id,
+        function_name=slot.name,
+        started_at_ms=now_ms,
+        application_name=slot.executor.app_name,
+    )
+
+
+async def start(
+    executor: Executor,
+    registered: RegisteredWorkflow,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    slot: Slot | None,
+    workflow_id: str,
+) -> Started:
+    """Create (or find) the row of a direct start; return a plan if this call runs it.
+
+    ``slot`` is the parent's checkpoint for the start (None at top level) and
+    ``workflow_id`` the id resolved at the call (:func:`reserve_child`).
+    """
+    shape = call_shape(registered, args)
+    parent = None if slot is None else slot.ctx
+    if slot is not None:
+        recorded = slot.recorded()
+        if recorded is not None:
+            if recorded.error is not None:
+                checkpoint.replay_value(executor, recorded)
+            return Started(recorded.child_workflow_id or workflow_id, None, None)
+    fmt = workflow_format(executor, registered, parent)
+    inputs = encode_inputs(executor, registered.name, shape.args, kwargs, fmt)
+    timeout_ms, deadline_ms = start_timeout(executor, parent, queued=False)
+    token = str(uuid.uuid4())
+    now = executor.clock.now_ms()
+    new = new_row(
+        workflow_id=workflow_id,
+        name=registered.name,
+        class_name=shape.class_name,
+        config_name=shape.config_name,
+        inputs=inputs,
+        serialization=fmt,
+        now_ms=now,
+        writer=writer_of(executor, enqueue_options().app_version),
+        owner_xid=token,
+        timeout_ms=timeout_ms,
+        deadline_epoch_ms=deadline_ms,
+        parent_workflow_id=None if parent is None else parent.workflow_id,
+    )
+    link = None if slot is None else parent_step(slot, now)
+    if parent is None:
+        init = await executor.sysdb.init_workflow(new, link)
+    else:
+        with checkpoint.control_latch(parent):
+            init = await executor.sysdb.init_workflow(new, link)
+    check_same_workflow(workflow_id, init, registered.name, shape.class_name, shape.config_name)
+    if not init.created:
+        logger.debug("workflow %s exists (%s): not running it again", workflow_id, init.status)
+        return Started(workflow_id, None, init)
+    plan = ExecutionPlan(
+        registered=registered,
+        workflow_id=workflow_id,
+        owner_xid=token,
+        serialization=fmt,
+        deadline_epoch_ms=deadline_ms,
+        args=shape.bound + shape.args,
+        kwargs=kwargs,
+        replaying=False,
+    )
+    return Started(workflow_id, plan, init)

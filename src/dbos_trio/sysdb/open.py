@@ -1,0 +1,73 @@
+"""The one place a system-database URL becomes a backend.
+
+``DBOS``, ``Client`` and the CLI all open their system database here, so a URL means the
+same backend, with the same checks, wherever it is given.
+"""
+
+from __future__ import annotations
+
+from .._config import redact_url
+from .._errors import DBOSInitializationError
+from .protocol import SystemDatabase
+from .wakeups import WakeupRegistry
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+SQLITE_SCHEME = "sqlite:"
+
+
+def is_sqlite_url(url: str) -> bool:
+    return url.startswith(SQLITE_SCHEME)
+
+
+async def open_system_database(
+    url: str,
+    *,
+    schema: str = "dbos",
+    max_connections: int = 10,
+    connect_timeout: float = 10.0,
+    run_migrations: bool = True,
+    use_listen_notify: bool = True,
+    notification_coalesce: float = 0.01,
+    recheck_interval: float | None = None,
+    wakeups: WakeupRegistry | None = None,
+) -> SystemDatabase:
+    """Connect to the database ``url`` names and migrate it (or, without
+    ``run_migrations``, only verify that it is migrated).
+
+    ``postgresql://`` URLs use the PostgreSQL backend; ``sqlite:///path`` the embedded one,
+    for which ``schema``, ``max_connections``, ``connect_timeout``, ``use_listen_notify``
+    and ``notification_coalesce`` do not apply. ``recheck_interval`` overrides how often
+    SQLite waiters look again (tests on virtual time space it out). Raises
+    :class:`~dbos_trio.DBOSInitializationError` for a URL of no known scheme, one that
+    cannot be reached, or a schema that is not migrated far enough. Cancellation closes
+    whatever was opened.
+    """
+    wakeups = wakeups if wakeups is not None else WakeupRegistry()
+    if url.startswith(POSTGRES_SCHEMES):
+        from .postgres.backend import PostgresSystemDatabase
+
+        return await PostgresSystemDatabase.open(
+            url,
+            schema=schema,
+            max_connections=max_connections,
+            connect_timeout=connect_timeout,
+            run_migrations=run_migrations,
+            use_listen_notify=use_listen_notify,
+            wakeups=wakeups,
+            notification_coalesce=notification_coalesce,
+        )
+    if is_sqlite_url(url):
+        from .sqlite.backend import POLLING_RECHECK_SECONDS, SQLiteSystemDatabase
+
+        return await SQLiteSystemDatabase.open(
+            url,
+            run_migrations=run_migrations,
+            wakeups=wakeups,
+            recheck_interval=POLLING_RECHECK_SECONDS
+            if recheck_interval is None
+            else recheck_interval,
+        )
+    raise DBOSInitializationError(
+        f"unsupported system database URL {redact_url(url)!r}: use a postgresql:// or "
+        "sqlite:/// URL"
+    )
