@@ -26,7 +26,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.waiting import Wait
 from scripts.interrupt_query import interrupt
 
-from dbos_trio.sysdb.postgres import driver
+from dbos_trio.sysdb.postgres import waiting
 from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
 
 IDLE = pq.TransactionStatus.IDLE
@@ -285,13 +285,13 @@ async def test_a_parameter_larger_than_the_socket_buffer_is_sent_with_read_write
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     waits: list[Wait] = []
-    real_wait_socket = driver._wait_socket
+    real_wait_socket = waiting.wait_socket
 
     async def recording_wait_socket(fileno: int, wait: Wait) -> Any:
         waits.append(wait)
         return await real_wait_socket(fileno, wait)
 
-    monkeypatch.setattr(driver, "_wait_socket", recording_wait_socket)
+    monkeypatch.setattr(waiting, "wait_socket", recording_wait_socket)
     payload = "x" * 10_000_000
     async with connected(database_url) as conn:
         assert await scalar(conn, "SELECT length(%s::text)", [payload]) == len(payload)
@@ -305,7 +305,7 @@ async def test_a_query_cancelled_while_its_parameters_are_still_being_sent_raise
 ) -> None:
     scope = trio.CancelScope()
     cancelled_in: list[Wait] = []
-    real_wait_socket = driver._wait_socket
+    real_wait_socket = waiting.wait_socket
 
     async def cancel_in_the_first_read_write_wait(fileno: int, wait: Wait) -> Any:
         if wait == Wait.RW and not cancelled_in:
@@ -313,7 +313,7 @@ async def test_a_query_cancelled_while_its_parameters_are_still_being_sent_raise
             scope.cancel()
         return await real_wait_socket(fileno, wait)
 
-    monkeypatch.setattr(driver, "_wait_socket", cancel_in_the_first_read_write_wait)
+    monkeypatch.setattr(waiting, "wait_socket", cancel_in_the_first_read_write_wait)
     raised: list[BaseException] = []
     async with connected(database_url) as conn:
         with scope:

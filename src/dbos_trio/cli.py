@@ -24,6 +24,7 @@ from ._errors import DBOSException
 from .client import Client
 from .engine import fork
 from .engine.status import StepInfo, WorkflowStatus
+from .sysdb.open import is_sqlite_url, open_system_database
 
 Command = Callable[[argparse.Namespace], Coroutine[Any, Any, Any]]
 
@@ -117,24 +118,18 @@ def _client(args: argparse.Namespace) -> Client:
 
 async def _migrate(args: argparse.Namespace) -> None:
     url = _database_url(args)
-    if url.startswith("sqlite:"):
-        from .sysdb.sqlite.backend import SQLiteSystemDatabase
-
-        await (await SQLiteSystemDatabase.open(url, run_migrations=True)).close()
-        print(f"migrated {redact_url(url)}")
-        return
-    from .sysdb.postgres.backend import PostgresSystemDatabase
-
-    sysdb = await PostgresSystemDatabase.open(
+    sysdb = await open_system_database(
         url,
         schema=args.schema,
         max_connections=1,
-        connect_timeout=10.0,
         run_migrations=True,
         use_listen_notify=not args.no_listen_notify,
     )
     await sysdb.close()
-    print(f"migrated schema {args.schema!r} of {redact_url(url)}")
+    if is_sqlite_url(url):
+        print(f"migrated {redact_url(url)}")
+    else:
+        print(f"migrated schema {args.schema!r} of {redact_url(url)}")
 
 
 def _list_filters(args: argparse.Namespace) -> dict[str, Any]:

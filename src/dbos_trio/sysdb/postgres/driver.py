@@ -50,12 +50,12 @@ from psycopg import adapt, generators, pq
 from psycopg import errors as pg_errors
 from psycopg._conninfo_attempts import conninfo_attempts
 from psycopg._queries import _query2pg
-from psycopg.abc import Params, PQGen, PQGenConn, Query, Transformer
+from psycopg.abc import Params, PQGen, Query, Transformer
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.transaction import AsyncTransaction
-from psycopg.waiting import Ready, Wait
 
 from ..._clock import real_time_limit
+from .waiting import drive, drive_conn
 
 logger = logging.getLogger("dbos_trio.driver")
 
@@ -109,104 +109,6 @@ def _statement(query: str) -> _Statement | None:
         _STATEMENTS.clear()
     _STATEMENTS[query] = statement
     return statement
-
-
-def _ready_now(fileno: int, wait: Wait) -> Ready:
-    """Which of the awaited directions are ready right now, without blocking."""
-    events = 0
-    if wait & Wait.R:
-        events |= select.POLLIN
-    if wait & Wait.W:
-        events |= select.POLLOUT
-    poller = select.poll()
-    poller.register(fileno, events)
-    ready = 0
-    for _fd, revents in poller.poll(0):
-        if revents & (select.POLLIN | select.POLLERR | select.POLLHUP):
-            ready |= Ready.R
-        if revents & (select.POLLOUT | select.POLLERR | select.POLLHUP):
-            ready |= Ready.W
-    return Ready(ready)
-
-
-async def _wait_socket(fileno: int, wait: Wait) -> Ready:
-    if wait == Wait.R:
-        await trio.lowlevel.wait_readable(fileno)
-        return Ready.R
-    if wait == Wait.W:
-        await trio.lowlevel.wait_writable(fileno)
-        return Ready.W
-    # Wait.RW only happens while flushing a large send: rare enough to afford two tasks.
-    became_ready = 0
-    try:
-        async with trio.open_nursery() as nursery:
-
-            async def watch(direction: Ready) -> None:
-                nonlocal became_ready
-                if direction == Ready.R:
-                    await trio.lowlevel.wait_readable(fileno)
-                else:
-                    await trio.lowlevel.wait_writable(fileno)
-                became_ready |= direction
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(watch, Ready.R)
-            nursery.start_soon(watch, Ready.W)
-    except BaseExceptionGroup as group:
-        # The two watchers are an implementation detail: callers (and code that catches
-        # ``trio.Cancelled``) must see the same exception a single wait would raise.
-        raise _one_of(group) from None
-    return Ready(became_ready)
-
-
-def _one_of(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The exception of ``group`` a single task would have raised: an error or interrupt
-    if there is one, else one of its ``Cancelled``."""
-    leaves: list[BaseException] = []
-    pending: list[BaseException] = [group]
-    while pending:
-        error = pending.pop(0)
-        if isinstance(error, BaseExceptionGroup):
-            pending.extend(error.exceptions)
-        else:
-            leaves.append(error)
-    for error in leaves:
-        if not isinstance(error, trio.Cancelled):
-            return error
-    return leaves[0]
-
-
-async def _drive(gen: PQGen[RV], fileno: int, *, resume: bool = False) -> RV:
-    """Run a psycopg query generator to completion on ``fileno``.
-
-    ``resume`` continues a generator whose wait was interrupted: it is sent "nothing is
-    ready" (``Ready.NONE``, never ``None``: the compiled generators of psycopg-binary only
-    accept an integer), which makes it yield what it waits for again.
-    """
-    try:
-        wait = gen.send(Ready.NONE) if resume else next(gen)
-        while True:
-            # A socket asked for writing is nearly always writable: a zero-timeout poll is
-            # much cheaper than a trip through the scheduler.
-            ready = _ready_now(fileno, wait) if wait & Wait.W else Ready.NONE
-            if not ready:
-                ready = await _wait_socket(fileno, wait)
-            wait = gen.send(ready)
-    except StopIteration as done:
-        result: RV = done.value
-        return result
-
-
-async def _drive_conn(gen: PQGenConn[RV]) -> RV:
-    """Run a psycopg connection-level generator (which may change socket) to completion."""
-    try:
-        fileno, wait = next(gen)
-        while True:
-            ready = await _wait_socket(fileno, wait)
-            fileno, wait = gen.send(ready)
-    except StopIteration as done:
-        result: RV = done.value
-        return result
 
 
 def _first_error(results: list[pq.abc.PGresult], pgconn: pq.abc.PGconn) -> psycopg.Error | None:
@@ -353,9 +255,9 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
         fileno = self.pgconn.socket
         try:
             if timeout is None:
-                return await _drive(gen, fileno)
+                return await drive(gen, fileno)
             with real_time_limit(timeout):
-                return await _drive(gen, fileno)
+                return await drive(gen, fileno)
             raise pg_errors._WaitTimeout("wait timeout expired")
         except BaseException:
             # Cancelled, KeyboardInterrupt, SystemExit, or the real-time limit above: a
@@ -383,9 +285,9 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
             try:
                 await self.cancel_safe(timeout=CLEANUP_LIMIT_SECONDS)
                 with suppress(pg_errors.QueryCanceled):
-                    await _drive(gen, self.pgconn.socket, resume=True)
+                    await drive(gen, self.pgconn.socket, resume=True)
                 if self.pgconn.transaction_status == _ACTIVE:
-                    await _drive(generators.fetch_many(self.pgconn), self.pgconn.socket)
+                    await drive(generators.fetch_many(self.pgconn), self.pgconn.socket)
             except Exception as error:
                 logger.warning("query cancellation failed (%s): closing the connection", error)
                 self.pgconn.finish()
@@ -402,7 +304,7 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
             return
         if psycopg.capabilities.has_cancel_safe():
             with real_time_limit(timeout) as limit:
-                await _drive_conn(self._cancel_gen())
+                await drive_conn(self._cancel_gen())
             if limit.cancelled_caught:
                 raise pg_errors.CancellationTimeout("cancellation timeout expired")
         else:
@@ -563,7 +465,7 @@ async def connect(
         described = f"host {attempt.get('host')!r}, port {attempt.get('port')!r}"
         try:
             with real_time_limit(connect_timeout) as limit:
-                conn = await _drive_conn(TrioConnection._connect_gen(make_conninfo("", **attempt)))
+                conn = await drive_conn(TrioConnection._connect_gen(make_conninfo("", **attempt)))
             if limit.cancelled_caught:
                 raise pg_errors.ConnectionTimeout(
                     f"connection timeout expired after {connect_timeout:g} s"

@@ -1,0 +1,50 @@
+"""``Client``: reach a DBOS application's system database from another process.
+
+A client runs no workflow code and never migrates: it verifies that the schema is there
+(at the version this package needs) and then works on the rows directly, exactly as the
+official SDKs' clients do, so a workflow it enqueues is indistinguishable from one
+enqueued inside the application, and whichever executor serves the queue — dbos_trio or
+any official SDK — runs it by name.
+
+Invariants, and why:
+
+* Nothing a client does is checkpointed, even when it is used from inside a workflow
+  body: it is an outside observer, like the official ``DBOSClient``. So it does not go
+  through the engine paths that consult the running workflow's context (``send``,
+  ``get_event``, ``read_stream`` are written here for the no-context case), only through
+  the ones that never do (outcome waits, management).
+* Enqueued rows carry no executor id and no application version unless the options give
+  one (any executor of the application may then claim them), and the application named
+  by the options, else the client's, else none: a NULL ``application_name`` is an
+  unclaimed row that whichever application dequeues it adopts.
+* Waits subscribe before they look and re-check the database on a bounded interval, so
+  they are correct with ``use_listen_notify=False`` or when a notification is lost; with
+  LISTEN they are woken at once by the messages trigger and the peers' event and stream
+  notifications. Workflow completion has no notification: results are polled every
+  ``outcome_poll_interval``.
+"""
+
+from __future__ import annotations
+
+from .base import ClientWorkflowHandle
+from .management import ClientManagement
+from .messaging import ClientMessaging
+from .options import EnqueueOptions
+
+
+class Client(ClientMessaging, ClientManagement):
+    """A connection to a system database for enqueueing, messaging and managing workflows.
+
+    ``async with Client(url, app_name="orders") as client:`` connects, verifies the schema
+    (never creating or migrating it) and, with ``use_listen_notify``, LISTENs for the
+    lifetime of the block; leaving the block closes everything.
+
+    ``url`` is a ``postgresql://`` URL or the ``sqlite:///`` URL of an application's
+    embedded system database (which must exist, migrated). On SQLite ``schema``,
+    ``max_connections``, ``use_listen_notify`` and ``connect_timeout`` do not apply: the
+    client opens one connection to the file and its waits poll (writes by an application
+    in this process wake them at once, as they wake the application's own waiters).
+    """
+
+
+__all__ = ["Client", "ClientWorkflowHandle", "EnqueueOptions"]

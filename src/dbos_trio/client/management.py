@@ -1,0 +1,173 @@
+"""Handles, management and listings, as methods of :class:`~dbos_trio.Client`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._errors import DBOSException, DBOSNonExistentWorkflowError
+from ..core.filters import normalize_filters
+from ..engine import fork, management, waits
+from ..engine.executor import Runtime
+from ..engine.handle import unique_handles
+from ..engine.options import SetWorkflowTimeout
+from ..engine.status import StepInfo, WorkflowStatus, step_info, workflow_status
+from ..sysdb.records import WorkflowFilters
+from .base import ClientBase, ClientWorkflowHandle
+
+
+class ClientManagement(ClientBase):
+    # --- handles and management ------------------------------------------------------
+
+    async def retrieve_workflow(self, workflow_id: str) -> ClientWorkflowHandle[Any]:
+        """A handle on an existing workflow (``DBOSNonExistentWorkflowError`` if none)."""
+        runtime = self._require("retrieve_workflow")
+        if await runtime.sysdb.get_outcome(workflow_id) is None:
+            raise DBOSNonExistentWorkflowError("target", workflow_id)
+        return self._handle(workflow_id)
+
+    async def get_workflow_status(self, workflow_id: str) -> WorkflowStatus | None:
+        runtime = self._require("get_workflow_status")
+        row = await runtime.sysdb.get_workflow(workflow_id)
+        return None if row is None else workflow_status(runtime.codec, row)
+
+    async def cancel_workflow(self, workflow_id: str, *, cancel_children: bool = False) -> None:
+        """Cancel an unfinished workflow; it stops at its next checkpoint wherever it runs."""
+        await self.cancel_workflows([workflow_id], cancel_children=cancel_children)
+
+    async def cancel_workflows(
+        self, workflow_ids: Sequence[str], *, cancel_children: bool = False
+    ) -> None:
+        runtime = self._require("cancel_workflows")
+        await management.cancel_workflows(
+            runtime, list(workflow_ids), cancel_children=cancel_children
+        )
+
+    async def resume_workflow(
+        self, workflow_id: str, *, queue_name: str | None = None
+    ) -> ClientWorkflowHandle[Any]:
+        """Re-enqueue an unfinished workflow (on ``queue_name`` or the internal queue)."""
+        return (await self.resume_workflows([workflow_id], queue_name=queue_name))[0]
+
+    async def resume_workflows(
+        self, workflow_ids: Sequence[str], *, queue_name: str | None = None
+    ) -> list[ClientWorkflowHandle[Any]]:
+        runtime = self._require("resume_workflows")
+        ids = list(workflow_ids)
+        await management.resume_workflows(runtime, ids, queue_name=queue_name)
+        return [self._handle(workflow_id) for workflow_id in ids]
+
+    async def delete_workflow(self, workflow_id: str, *, delete_children: bool = False) -> None:
+        runtime = self._require("delete_workflow")
+        await management.delete_workflows(runtime, [workflow_id], delete_children=delete_children)
+
+    async def set_workflow_delay(
+        self,
+        workflow_id: str,
+        *,
+        delay_seconds: float | None = None,
+        delay_until_epoch_ms: int | None = None,
+    ) -> None:
+        """Move a DELAYED workflow's start to ``delay_seconds`` from now, or to
+        ``delay_until_epoch_ms`` (exactly one of them); other workflows are left alone."""
+        runtime = self._require("set_workflow_delay")
+        if (delay_seconds is None) == (delay_until_epoch_ms is None):
+            raise DBOSException("Specify either delay_seconds or delay_until_epoch_ms, not both")
+        if delay_seconds is not None:
+            if delay_seconds < 0:
+                raise DBOSException("delay_seconds must be >= 0")
+            await management.set_workflow_delay(runtime, workflow_id, delay_seconds)
+            return
+        assert delay_until_epoch_ms is not None
+        if delay_until_epoch_ms < 0:
+            raise DBOSException("delay_until_epoch_ms must be >= 0")
+        await runtime.sysdb.set_workflow_delay(
+            workflow_id, delay_until_epoch_ms, runtime.clock.now_ms()
+        )
+
+    async def fork_workflow(
+        self,
+        workflow_id: str,
+        start_step: int,
+        *,
+        application_version: str | None = None,
+        queue_name: str | None = None,
+        queue_partition_key: str | None = None,
+        timeout_seconds: float | None = None,
+    ) -> ClientWorkflowHandle[Any]:
+        """A new workflow that replays ``workflow_id``'s steps before ``start_step`` and
+        re-runs the rest, enqueued on ``queue_name`` (default: the internal queue). Its id
+        comes from an enclosing ``SetWorkflowID``, else it is fresh."""
+        runtime = self._require("fork_workflow")
+        with SetWorkflowTimeout(timeout_seconds):
+            forked_id = await fork.fork_workflow(
+                runtime,
+                workflow_id,
+                start_step,
+                application_version=application_version,
+                queue_name=queue_name,
+                queue_partition_key=queue_partition_key,
+            )
+        return self._handle(forked_id)
+
+    async def wait_first(
+        self, handles: Sequence[ClientWorkflowHandle[Any]]
+    ) -> ClientWorkflowHandle[Any]:
+        """The first of ``handles`` whose workflow is no longer PENDING/ENQUEUED/DELAYED.
+
+        Workflows finishing in a process this client shares a wakeup registry with wake it
+        at once; others are found by polling every ``outcome_poll_interval``."""
+        runtime = self._require("wait_first")
+        by_id: dict[str, ClientWorkflowHandle[Any]] = unique_handles(handles)
+        return by_id[await waits.first_finished(runtime, list(by_id))]
+
+    # --- listing ---------------------------------------------------------------------
+
+    async def list_workflows(self, **filters: Any) -> list[WorkflowStatus]:
+        """Workflows matching the ``dbos`` 3.4 ``list_workflows`` filters, oldest first.
+
+        Scoped like the official client: without an ``application_name`` filter, to the
+        client's application plus unclaimed rows (every row for a nameless client, and for
+        a lookup by ``workflow_ids``); with one, to that application plus unclaimed rows.
+        """
+        runtime = self._require("list_workflows")
+        query = _client_filters(runtime, filters)
+        rows = await runtime.sysdb.list_workflows(query)
+        return [workflow_status(runtime.codec, row) for row in rows]
+
+    async def list_queued_workflows(self, **filters: Any) -> list[WorkflowStatus]:
+        """Workflows on a queue (DELAYED, ENQUEUED or PENDING unless ``status`` is given)."""
+        if not filters.get("status"):
+            filters["status"] = ["DELAYED", "ENQUEUED", "PENDING"]
+        filters["queues_only"] = True
+        return await self.list_workflows(**filters)
+
+    async def list_workflow_steps(
+        self,
+        workflow_id: str,
+        *,
+        load_output: bool = True,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> list[StepInfo]:
+        """The workflow's recorded steps in step-id order."""
+        runtime = self._require("list_workflow_steps")
+        steps = await runtime.sysdb.list_steps(workflow_id, limit=limit, offset=offset)
+        return [
+            step_info(runtime.codec, workflow_id, step, load_output=load_output) for step in steps
+        ]
+
+
+def _client_filters(runtime: Runtime, filters: dict[str, Any]) -> WorkflowFilters:
+    filters = dict(filters)
+    application = filters.pop("application_name", None)
+    normalized = normalize_filters(filters)
+    if application is not None:
+        names = [application] if isinstance(application, str) else list(application)
+        if len(names) == 1:
+            normalized["scope_application"] = names[0]
+        elif names:
+            normalized["application_names"] = tuple(names)
+    elif runtime.app_name is not None and "workflow_ids" not in normalized:
+        normalized["scope_application"] = runtime.app_name
+    return WorkflowFilters(**normalized)

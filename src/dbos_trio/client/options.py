@@ -1,0 +1,119 @@
+"""``EnqueueOptions``: what a client enqueues, where and how — checked when constructed.
+
+The fields of ``dbos`` 3.4's ``EnqueueOptions``; a bad value raises
+:class:`~dbos_trio.DBOSException` here, before anything connects or is written.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import attrs
+
+from .._errors import DBOSException
+from .._serialization import PICKLE, PORTABLE_JSON, Codec
+
+# Priorities as dbos 3.4 bounds them (0, the default, means "no priority").
+MIN_PRIORITY = 1
+MAX_PRIORITY = 2**31 - 1
+
+DuplicationPolicy = Literal["reject", "return-existing"]
+SerializationChoice = Literal["portable", "native"]
+
+
+def _optional_text(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise DBOSException(
+            f"EnqueueOptions.{attribute.name}: {value!r} must be a non-empty string"
+        )
+
+
+def _required_text(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise DBOSException(
+            f"EnqueueOptions.{attribute.name}: {value!r} must be a non-empty string"
+        )
+
+
+def _optional_seconds(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise DBOSException(f"EnqueueOptions.{attribute.name}: {value!r} must be a finite number")
+
+
+def _roles(value: Sequence[str] | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        raise DBOSException("EnqueueOptions.authenticated_roles must be a list of role names")
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class EnqueueOptions:
+    """What to enqueue, where, and how (the fields of ``dbos`` 3.4's ``EnqueueOptions``).
+
+    ``workflow_name`` is the registered name of the workflow (by default its function's
+    ``__qualname__``); ``class_name`` and ``instance_name`` name a class-based workflow's
+    class and configured instance. ``serialization="portable"`` writes the inputs as
+    ``portable_json`` (readable by every SDK), ``"native"`` forces ``py_pickle``, and None
+    uses the client's serializer.
+    """
+
+    workflow_name: str = attrs.field(validator=_required_text)
+    queue_name: str = attrs.field(validator=_required_text)
+    workflow_id: str | None = attrs.field(default=None, validator=_optional_text)
+    app_version: str | None = attrs.field(default=None, validator=_optional_text)
+    workflow_timeout: float | None = attrs.field(default=None, validator=_optional_seconds)
+    delay_seconds: float | None = attrs.field(default=None, validator=_optional_seconds)
+    deduplication_id: str | None = attrs.field(default=None, validator=_optional_text)
+    duplication_policy: DuplicationPolicy | None = None
+    priority: int | None = None
+    queue_partition_key: str | None = attrs.field(default=None, validator=_optional_text)
+    class_name: str | None = attrs.field(default=None, validator=_optional_text)
+    instance_name: str | None = attrs.field(default=None, validator=_optional_text)
+    serialization: SerializationChoice | None = None
+    application_name: str | None = attrs.field(default=None, validator=_optional_text)
+    authenticated_user: str | None = None
+    authenticated_roles: tuple[str, ...] | None = attrs.field(default=None, converter=_roles)
+
+    def __attrs_post_init__(self) -> None:
+        if self.duplication_policy not in (None, "reject", "return-existing"):
+            raise DBOSException(
+                f"Invalid duplication_policy {self.duplication_policy}. "
+                "Must be either 'reject' or 'return-existing'."
+            )
+        if self.duplication_policy == "return-existing" and self.deduplication_id is None:
+            raise DBOSException("duplication_policy 'return-existing' requires a deduplication_id.")
+        if self.priority is not None and (
+            isinstance(self.priority, bool)
+            or not isinstance(self.priority, int)
+            or not MIN_PRIORITY <= self.priority <= MAX_PRIORITY
+        ):
+            raise DBOSException(
+                f"Invalid priority {self.priority}. "
+                f"Priority must be between {MIN_PRIORITY}~{MAX_PRIORITY}."
+            )
+        if self.serialization not in (None, "portable", "native"):
+            raise DBOSException(
+                f"serialization must be 'portable', 'native' or None, not {self.serialization!r}"
+            )
+        if self.workflow_timeout is not None and self.workflow_timeout <= 0:
+            raise DBOSException(
+                f"EnqueueOptions.workflow_timeout: {self.workflow_timeout!r} must be > 0"
+            )
+
+
+def payload_format(codec: Codec, serialization: SerializationChoice | None) -> str:
+    if serialization == "portable":
+        return PORTABLE_JSON
+    if serialization == "native":
+        return PICKLE
+    if serialization is not None:
+        raise DBOSException(
+            f"serialization must be 'portable', 'native' or None, not {serialization!r}"
+        )
+    return codec.default_format
