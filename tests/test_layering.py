@@ -10,7 +10,7 @@ The layers, top to bottom (see ../shared/docs/ARCHITECTURE.md):
   the package root;
 * engine — ``dbos_trio.engine``: it knows the system-database protocol and the one
   factory that opens a backend (``sysdb.open``), never a backend or a driver;
-* sysdb — the protocol (``protocol``, ``records``, ``errors``, ``wakeups``), which
+* sysdb — the protocol (``protocol``, ``records``, ``errors``, ``wakeups``, ``retry``), which
   imports no backend code, and the backends (the shared ``sql`` implementation,
   ``postgres``, ``sqlite``, statements, retries, migrations);
 * foundations — clock, serialization, config, registry, identity;
@@ -32,7 +32,7 @@ FOUNDATIONS = frozenset(
     f"{ROOT}.{name}" for name in ("_clock", "_serialization", "_config", "_registry", "_identity")
 )
 PROTOCOL = frozenset(
-    f"{ROOT}.sysdb.{name}" for name in ("protocol", "records", "errors", "wakeups")
+    f"{ROOT}.sysdb.{name}" for name in ("protocol", "records", "errors", "wakeups", "retry")
 )
 FACTORY = f"{ROOT}.sysdb.open"
 

@@ -37,6 +37,7 @@ from dbos_trio import (
     SetWorkflowID,
     SystemDatabaseError,
 )
+from dbos_trio.sysdb.errors import ConnectionLost
 
 __all__ = ["dbos_url", "make_dbos"]
 
@@ -532,7 +533,8 @@ async def test_a_system_database_failure_is_control_and_never_the_outcome(
         sysdb = dbos._require_executor("test").sysdb
 
         async def broken_record_step(*args: Any, **kwargs: Any) -> None:
-            raise SystemDatabaseError("connection lost")
+            # What a backend raises when its retries give up on a lost connection.
+            raise ConnectionLost("connection lost")
 
         monkeypatch.setattr(sysdb, "record_step", broken_record_step)
         with SetWorkflowID("dbfail-1"), pytest.raises(SystemDatabaseError):

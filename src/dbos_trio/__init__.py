@@ -23,6 +23,7 @@ from ._errors import (
     DBOSWorkflowCancelledError,
     DBOSWorkflowConflictIDError,
     DBOSWorkflowFunctionNotFoundError,
+    DBOSWorkflowIDInUseError,
     PortableWorkflowError,
     SystemDatabaseError,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "DBOSWorkflowCancelledError",
     "DBOSWorkflowConflictIDError",
     "DBOSWorkflowFunctionNotFoundError",
+    "DBOSWorkflowIDInUseError",
     "EnqueueOptions",
     "PickleSerializer",
     "PortableJSONSerializer",

@@ -96,6 +96,12 @@ def require_positive_seconds(value: Any, where: str) -> None:
         raise _fail(where, f"{value!r} must be a positive, finite number of seconds")
 
 
+def require_optional_seconds(value: Any, where: str) -> None:
+    """None, or a positive, finite number of seconds."""
+    if value is not None:
+        require_positive_seconds(value, where)
+
+
 def require_bool(value: Any, where: str) -> None:
     if not isinstance(value, bool):
         raise _fail(where, f"{value!r} must be True or False")
@@ -168,6 +174,22 @@ class Config:
     notification_coalesce: float = attrs.field(
         default=0.01, validator=_field_check(require_positive_seconds)
     )
+    direct_database_url: str | None = attrs.field(
+        default=None, validator=_field_check(require_database_url), repr=redact_url
+    )
+    """A PostgreSQL URL that reaches the server directly, for what needs a session of its
+    own: migrations (a session advisory lock) and LISTEN. Set it when ``database_url`` goes
+    through PgBouncer in transaction-pooling mode; None (the default) uses ``database_url``."""
+    prepared_statements: bool = attrs.field(default=True, validator=_field_check(require_bool))
+    """Server-side prepared statements for the hot statements (the default). Turn them off
+    behind PgBouncer in transaction-pooling mode before 1.21, which does not support them."""
+    database_retry_limit: float | None = attrs.field(
+        default=None, validator=_field_check(require_optional_seconds)
+    )
+    """How long one system-database call keeps retrying a transient failure (connection
+    lost, server restarting, a lock conflict) before it raises; None, the default, retries
+    for as long as the executor lives, like the official SDK. A workflow whose call gave up
+    stays PENDING and is run again by the executor's sweep once the database is back."""
 
     def resolved_database_url(self) -> str:
         """The URL launch connects to: config, then environment, then the embedded file."""

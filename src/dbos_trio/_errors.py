@@ -191,6 +191,16 @@ class DBOSStepTimeoutError(DBOSException):
         )
 
 
+class DBOSWorkflowIDInUseError(DBOSException):
+    """A new workflow was asked for under an id another workflow already has."""
+
+    def __init__(self, workflow_id: str, detail: str | None = None) -> None:
+        self.workflow_id = workflow_id
+        self.detail = detail
+        suffix = f": {detail}" if detail else ""
+        super().__init__(f"Workflow ID {workflow_id} is already in use{suffix}", 27)
+
+
 class DBOSStepNondeterminismError(DBOSException):
     def __init__(self, workflow_id: str, step_id: int) -> None:
         self.workflow_id = workflow_id

@@ -28,6 +28,8 @@ from .sysdb.open import is_sqlite_url, open_system_database
 
 Command = Callable[[argparse.Namespace], Coroutine[Any, Any, Any]]
 
+CLI_RETRY_LIMIT_SECONDS = 10.0
+
 
 def _database_url(args: argparse.Namespace) -> str:
     url = (
@@ -113,7 +115,13 @@ def _print_steps(args: argparse.Namespace, steps: list[StepInfo]) -> None:
 
 
 def _client(args: argparse.Namespace) -> Client:
-    return Client(_database_url(args), schema=args.schema, use_listen_notify=False)
+    # A command gives up on an unreachable database rather than wait for it forever.
+    return Client(
+        _database_url(args),
+        schema=args.schema,
+        use_listen_notify=False,
+        database_retry_limit=CLI_RETRY_LIMIT_SECONDS,
+    )
 
 
 async def _migrate(args: argparse.Namespace) -> None:

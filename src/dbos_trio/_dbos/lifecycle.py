@@ -40,13 +40,9 @@ class Lifecycle(DBOSBase):
         collapsed: BaseException | None = None
         try:
             async with open_executor(
-                self._config, self._registry, list(self._queues.values())
-            ) as executor:
-                self._slot.executor = executor
-                try:
-                    yield self
-                finally:
-                    self._slot.executor = None
+                self._config, self._registry, list(self._queues.values()), self._slot
+            ):
+                yield self
         except BaseExceptionGroup as group:
             collapsed = _collapse(group)
             if collapsed is group:

@@ -44,6 +44,11 @@ class Client(ClientMessaging, ClientManagement):
     ``max_connections``, ``use_listen_notify`` and ``connect_timeout`` do not apply: the
     client opens one connection to the file and its waits poll (writes by an application
     in this process wake them at once, as they wake the application's own waiters).
+
+    Like an executor, a client retries a transient database failure (a lost connection, a
+    restarting server) until the database is back, unless ``database_retry_limit`` bounds
+    it; ``direct_database_url`` and ``prepared_statements`` are as in
+    :class:`~dbos_trio.Config`.
     """
 
 

@@ -13,6 +13,7 @@ from .._config import (
     redact_url,
     require_bool,
     require_database_url,
+    require_optional_seconds,
     require_optional_text,
     require_positive_int,
     require_positive_seconds,
@@ -23,6 +24,7 @@ from .._serialization import Codec, PickleSerializer, Serializer
 from ..engine.executor import Runtime
 from ..engine.handle import StoredWorkflowHandle
 from ..sysdb.open import open_system_database
+from ..sysdb.retry import EXECUTOR_POLICY
 
 R = TypeVar("R")
 
@@ -48,6 +50,9 @@ class ClientBase:
         serializer: Serializer | None = None,
         outcome_poll_interval: float = 1.0,
         connect_timeout: float = 10.0,
+        database_retry_limit: float | None = None,
+        direct_database_url: str | None = None,
+        prepared_statements: bool = True,
     ) -> None:
         # The same rules as Config's, before anything connects.
         if database_url is None:
@@ -61,6 +66,9 @@ class ClientBase:
         require_bool(use_listen_notify, "Client use_listen_notify")
         require_positive_seconds(outcome_poll_interval, "Client outcome_poll_interval")
         require_positive_seconds(connect_timeout, "Client connect_timeout")
+        require_optional_seconds(database_retry_limit, "Client database_retry_limit")
+        require_database_url(direct_database_url, "Client direct_database_url")
+        require_bool(prepared_statements, "Client prepared_statements")
         self._url = database_url
         self._schema = schema
         self._app_name = app_name
@@ -69,6 +77,9 @@ class ClientBase:
         self._serializer = serializer if serializer is not None else PickleSerializer()
         self._outcome_poll_interval = float(outcome_poll_interval)
         self._connect_timeout = float(connect_timeout)
+        self._retry = EXECUTOR_POLICY.bounded(database_retry_limit)
+        self._direct_url = direct_database_url
+        self._prepared_statements = prepared_statements
         self._runtime: Runtime | None = None
         self._stack: AsyncExitStack | None = None
 
@@ -100,6 +111,9 @@ class ClientBase:
                     connect_timeout=self._connect_timeout,
                     run_migrations=False,
                     use_listen_notify=self._use_listen_notify,
+                    retry=self._retry,
+                    direct_url=self._direct_url,
+                    prepared_statements=self._prepared_statements,
                 )
             except DBOSInitializationError as error:
                 raise DBOSInitializationError(

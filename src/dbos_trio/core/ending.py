@@ -19,7 +19,7 @@ a ``BaseException`` escaped the scope       ``CANCEL`` first if the scope's own 
 the scope caught its own cancellation       ``CANCEL`` unless this process cancelled it
                                             (its deadline fired), then ``ADOPT``
 a system-database failure was seen inside   ``PROPAGATE`` it (even if the body caught it)
-the body raised a system-database error     ``PROPAGATE`` it
+the body raised a control database error    ``PROPAGATE`` it (transient, or closed)
 the body raised any other ``Exception``     ``RECORD_ERROR``
 the body returned                           ``RECORD_SUCCESS``
 =========================================  ==============================================
@@ -34,7 +34,7 @@ import enum
 
 import attrs
 
-from .._errors import DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError, SystemDatabaseError
+from .._errors import DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError
 
 
 class Ending(enum.Enum):
@@ -74,6 +74,7 @@ def decide(
     cancel_requested: bool,
     control_failure: BaseException | None,
     raised: Exception | None,
+    raised_is_control: bool = False,
 ) -> Decision:
     """The ending of one execution (see the module's table)."""
     deadline_fired = scope_cancel_called and not cancel_requested
@@ -88,7 +89,7 @@ def decide(
         return Decision(Ending.ADOPT, cancel_first=not cancel_requested)
     if control_failure is not None:
         return Decision(Ending.PROPAGATE, control=control_failure)
-    if isinstance(raised, SystemDatabaseError):
+    if raised is not None and raised_is_control:
         return Decision(Ending.PROPAGATE, control=raised)
     if raised is not None:
         return Decision(Ending.RECORD_ERROR)

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from .._errors import DBOSException, DBOSUnexpectedStepError, SystemDatabaseError
+from .._errors import DBOSException, DBOSUnexpectedStepError
 from .._serialization import PORTABLE_JSON, Codec
+from ..sysdb.errors import is_control
 from ..sysdb.records import Caller, RecordedStep
 from .context import WorkflowContext, workflow_outside_steps
 
@@ -97,11 +98,12 @@ def replay_value(executor: Executor, recorded: RecordedStep) -> Any:
 
 @contextmanager
 def control_latch(ctx: WorkflowContext) -> Iterator[None]:
-    """Mark ``ctx``'s execution when a system-database failure passes through."""
+    """Mark ``ctx``'s execution when a control database error passes through."""
     try:
         yield
-    except SystemDatabaseError as failure:
-        ctx.control_failure = failure
+    except Exception as failure:
+        if is_control(failure):
+            ctx.control_failure = failure
         raise
 
 
@@ -153,9 +155,9 @@ async def checkpointed(
             value = await operation()
             if not records_itself:
                 output = _encoded(codec, value, fmt, what or slot.name)
-        except SystemDatabaseError:
-            raise
         except Exception as error:
+            if is_control(error):
+                raise
             if record_errors is True or (
                 record_errors is not False and isinstance(error, record_errors)
             ):

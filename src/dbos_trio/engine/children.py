@@ -25,6 +25,7 @@ from .._errors import SystemDatabaseError
 from .._registry import RegisteredWorkflow
 from ..core.ending import find_in
 from ..core.statuses import ERROR, SUCCESS, TERMINAL_STATUSES
+from ..sysdb.errors import is_control
 from ..sysdb.records import INTERNAL_QUEUE, InitResult, Outcome
 from ..sysdb.wakeups import queue_key
 from . import checkpoint
@@ -125,7 +126,7 @@ async def _hand_off(executor: Executor, plan: ExecutionPlan) -> None:
 
 def _is_outcome(error: BaseException) -> bool:
     """Whether a direct call's error is the child's recorded outcome (not control)."""
-    return isinstance(error, Exception) and not isinstance(error, SystemDatabaseError)
+    return isinstance(error, Exception) and not is_control(error)
 
 
 async def _outcome_from_init(

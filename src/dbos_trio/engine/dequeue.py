@@ -131,17 +131,23 @@ async def run_worker(executor: Executor, queue_name: str) -> None:
                     contended = True
                 except SystemDatabaseError as error:
                     logger.warning("dequeue from %s failed: %s", queue_name, error)
-                for row, owner_xid in claimed:
-                    # Each claimed row is dispatched on its own: one failure must not
-                    # strand the rest of the batch PENDING under this executor.
-                    try:
-                        await dispatch(executor, row, owner_xid)
-                    except SystemDatabaseError as error:
-                        logger.warning(
-                            "cannot start dequeued workflow %s (it stays PENDING for recovery): %s",
-                            row.workflow_id,
-                            error,
-                        )
+                executor.dispatching.update(row.workflow_id for row, _ in claimed)
+                try:
+                    for row, owner_xid in claimed:
+                        # Each claimed row is dispatched on its own: one failure must not
+                        # strand the rest of the batch PENDING under this executor.
+                        try:
+                            await dispatch(executor, row, owner_xid)
+                        except SystemDatabaseError as error:
+                            logger.warning(
+                                "cannot start dequeued workflow %s (it stays PENDING; the "
+                                "orphan sweep runs it again): %s",
+                                row.workflow_id,
+                                error,
+                            )
+                        executor.dispatching.discard(row.workflow_id)
+                finally:
+                    executor.dispatching.difference_update(row.workflow_id for row, _ in claimed)
                 interval = next_poll_interval(interval or base, base, contended=contended)
                 await wakeup.wait(interval * random.uniform(0.95, 1.05))
     finally:

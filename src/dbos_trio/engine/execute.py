@@ -24,6 +24,7 @@ from .._errors import DBOSException, DBOSWorkflowCancelledError, DBOSWorkflowCon
 from .._serialization import PORTABLE_JSON
 from ..core.ending import Decision, Ending, decide, find_in
 from ..core.statuses import ERROR, SUCCESS
+from ..sysdb.errors import DatabaseClosed, is_control
 from ..sysdb.records import Outcome
 from .checkpoint import encode_error
 from .context import WorkflowContext, current_step, current_workflow
@@ -55,8 +56,12 @@ async def run_detached(executor: Executor, plan: ExecutionPlan, execution: Local
     """Run an execution as a task of the executor's nursery; the handle reports the outcome."""
     try:
         await execute(executor, plan, execution)
-    except Exception:
-        pass  # the outcome (recorded) reaches callers through handles
+    except Exception as error:
+        if is_control(error):
+            # The row stays PENDING under this executor; the sweep runs it again.
+            level = logging.DEBUG if isinstance(error, DatabaseClosed) else logging.WARNING
+            logger.log(level, "workflow %s stopped (it stays PENDING): %s", plan.workflow_id, error)
+        # Otherwise the outcome is recorded and reaches callers through handles.
     except (DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError):
         pass
     except trio.Cancelled:
@@ -114,6 +119,7 @@ async def _execute(executor: Executor, plan: ExecutionPlan, execution: LocalExec
         cancel_requested=execution.cancel_requested,
         control_failure=ctx.control_failure,
         raised=raised,
+        raised_is_control=raised is not None and is_control(raised),
     )
     return await _carry_out(executor, plan, execution, decision, returned, raised, escaped)
 

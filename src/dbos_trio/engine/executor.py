@@ -131,6 +131,8 @@ class Executor(Runtime):
         self.running = RunningCounts()
         self.workflow_names = tuple(sorted(w.name for w in registry.all()))
         self.queue_set = QueueSet()
+        # Rows a dequeue worker claimed and is still starting (not yet in ``local``).
+        self.dispatching: set[str] = set()
         # None: the engine's own intervals; else the spacing of background work (tests).
         self.background_interval = background_interval
 

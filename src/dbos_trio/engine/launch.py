@@ -13,7 +13,9 @@ Launch order, and why:
    executor's abandoned PENDING rows, before launch returns — a workflow the application
    starts the instant launch returns is PENDING under the same executor id, and must not
    be swept up as abandoned.
-6. **Start the dequeue supervisor and the timeout sweep.**
+6. **Start the dequeue supervisor, the timeout sweep and the orphan sweep** (which runs
+   again any workflow of this executor that nothing here runs: a live executor owns its
+   work until it ends).
 
 Shutdown mirrors it: cancel the nursery, await every task in it (a task cancelled
 mid-checkpoint finishes its shielded cleanup on a live pool, and a workflow interrupted
@@ -39,9 +41,10 @@ from .._registry import Registry
 from ..core.admission import QueueConfig
 from ..sysdb.open import open_system_database
 from ..sysdb.protocol import SystemDatabase
+from ..sysdb.retry import EXECUTOR_POLICY
 from ..sysdb.wakeups import WakeupRegistry
-from . import dequeue, queues, recovery, timeouts
-from .executor import Executor
+from . import dequeue, orphans, queues, recovery, timeouts
+from .executor import Executor, ExecutorSlot
 
 logger = logging.getLogger("dbos_trio")
 
@@ -67,9 +70,16 @@ launch_settings: contextvars.ContextVar[LaunchSettings | None] = contextvars.Con
 
 @asynccontextmanager
 async def open_executor(
-    config: Config, registry: Registry, declared_queues: list[QueueConfig]
+    config: Config,
+    registry: Registry,
+    declared_queues: list[QueueConfig],
+    slot: ExecutorSlot | None = None,
 ) -> AsyncIterator[Executor]:
     """Launch an executor for the block; shut it down (cancel, await, close) on exit.
+
+    ``slot`` holds the executor from the moment it exists, before any background task
+    starts: a workflow recovered during launch already runs, and reaches it through the
+    slot.
 
     Errors at launch propagate (nothing is left open); cancellation of the block is the
     normal way to stop, and interrupted workflows stay PENDING for the next launch.
@@ -88,6 +98,9 @@ async def open_executor(
             notification_coalesce=config.notification_coalesce,
             recheck_interval=settings.background_interval,
             wakeups=WakeupRegistry(),
+            retry=EXECUTOR_POLICY.bounded(config.database_retry_limit),
+            direct_url=config.direct_database_url,
+            prepared_statements=config.prepared_statements,
         )
         if settings.intercept is not None:
             sysdb = settings.intercept(sysdb)
@@ -112,18 +125,23 @@ async def open_executor(
                     background_interval=settings.background_interval,
                 )
                 executor.is_latest_version = is_latest
-                await _start(executor, declared_queues)
-                logger.info(
-                    "launched %s version %s as executor %s (%d workflows re-enqueued for recovery)",
-                    identity.app_name,
-                    identity.app_version,
-                    identity.executor_id,
-                    executor.recovered_count,
-                )
+                if slot is not None:
+                    slot.executor = executor
                 try:
+                    await _start(executor, declared_queues)
+                    logger.info(
+                        "launched %s version %s as executor %s "
+                        "(%d workflows re-enqueued for recovery)",
+                        identity.app_name,
+                        identity.app_version,
+                        identity.executor_id,
+                        executor.recovered_count,
+                    )
                     yield executor
                 finally:
                     nursery.cancel_scope.cancel()
+                    if slot is not None:
+                        slot.executor = None
         finally:
             with trio.CancelScope(shield=True):
                 await sysdb.close()
@@ -148,6 +166,8 @@ async def _start(executor: Executor, declared_queues: list[QueueConfig]) -> None
     if interval is None:
         await nursery.start(dequeue.supervise, executor)
         await nursery.start(timeouts.sweep, executor)
+        await nursery.start(orphans.sweep, executor)
     else:
         await nursery.start(partial(dequeue.supervise, executor, sweep_interval=interval))
         await nursery.start(partial(timeouts.sweep, executor, interval=interval))
+        await nursery.start(partial(orphans.sweep, executor, interval=interval))

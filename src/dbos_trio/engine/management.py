@@ -29,7 +29,10 @@ async def cancel_workflows(
         now = executor.clock.now_ms()
         changed = await executor.sysdb.cancel_workflows(level, now)
         cancelled.extend(changed)
-        executor.stop_local(changed)
+        # Every requested one, not only those this call changed: if an earlier attempt
+        # committed and its reply was lost, the retry changes nothing, yet the workflow
+        # is cancelled (one that finished meanwhile no longer runs here anyway).
+        executor.stop_local(level)
         if not cancel_children:
             break
         level = await executor.sysdb.list_children(level)

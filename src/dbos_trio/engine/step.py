@@ -27,9 +27,9 @@ from .._errors import (
     DBOSException,
     DBOSMaxStepRetriesExceeded,
     DBOSStepTimeoutError,
-    SystemDatabaseError,
 )
 from ..core.retry import RetryPolicy
+from ..sysdb.errors import is_control
 from . import checkpoint
 from .checkpoint import Slot
 from .context import StepContext, current_step, workflow_outside_steps
@@ -70,9 +70,9 @@ async def _with_retries(
     for attempt in range(policy.attempts):
         try:
             return await _attempt(options, func, is_async, args, kwargs)
-        except SystemDatabaseError:
-            raise
         except Exception as error:
+            if is_control(error):
+                raise
             errors.append(error)
             if options.should_retry is not None and not options.should_retry(error):
                 raise

@@ -25,8 +25,12 @@ what the caller should do, which is also who is to blame:
 * :class:`UnexpectedDatabaseError` — anything else (a missing table, a bug in a
   statement): permanent, reported as it is.
 
-All but :class:`InvalidValueError` are system-database errors, which
-the engine treats as control: never a workflow's recorded outcome.
+Two of the kinds are *control* for the engine (:func:`is_control`): a transient error
+the retry policy gave up on (only under a configured bound), and a connection this
+process closed. Those never become a workflow's outcome: the row stays PENDING, and a
+live executor runs it again. Every other kind raised inside a workflow body is an
+exception like any other: uncaught, it is that workflow's ERROR, never a row that hangs
+and re-runs at every launch.
 """
 
 from __future__ import annotations
@@ -92,3 +96,9 @@ class InvalidValueError(DBOSException, ValueError):
 
 MappedError = SystemDatabaseError | InvalidValueError
 """What a backend raises for a driver error: one of the kinds above."""
+
+
+def is_control(error: BaseException) -> bool:
+    """Whether ``error`` is control for the engine: a transient failure that outlasted the
+    retry bound, or a connection this process closed (see the module docs)."""
+    return isinstance(error, TransientDatabaseError | DatabaseClosed)

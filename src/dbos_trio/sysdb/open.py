@@ -9,6 +9,7 @@ from __future__ import annotations
 from .._config import redact_url
 from .._errors import DBOSInitializationError
 from .protocol import SystemDatabase
+from .retry import RetryPolicy
 from .wakeups import WakeupRegistry
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -30,6 +31,9 @@ async def open_system_database(
     notification_coalesce: float = 0.01,
     recheck_interval: float | None = None,
     wakeups: WakeupRegistry | None = None,
+    retry: RetryPolicy | None = None,
+    direct_url: str | None = None,
+    prepared_statements: bool = True,
 ) -> SystemDatabase:
     """Connect to the database ``url`` names and migrate it (or, without
     ``run_migrations``, only verify that it is migrated).
@@ -37,7 +41,10 @@ async def open_system_database(
     ``postgresql://`` URLs use the PostgreSQL backend; ``sqlite:///path`` the embedded one,
     for which ``schema``, ``max_connections``, ``connect_timeout``, ``use_listen_notify``
     and ``notification_coalesce`` do not apply. ``recheck_interval`` overrides how often
-    SQLite waiters look again (tests on virtual time space it out). Raises
+    SQLite waiters look again (tests on virtual time space it out); ``retry`` how transient
+    failures are retried (default: a few times, for short-lived users); ``direct_url`` a
+    PostgreSQL URL without a transaction-pooling proxy in between, for migrations and
+    LISTEN; ``prepared_statements=False`` for such a proxy (PgBouncer before 1.21). Raises
     :class:`~dbos_trio.DBOSInitializationError` for a URL of no known scheme, one that
     cannot be reached, or a schema that is not migrated far enough. Cancellation closes
     whatever was opened.
@@ -55,6 +62,9 @@ async def open_system_database(
             use_listen_notify=use_listen_notify,
             wakeups=wakeups,
             notification_coalesce=notification_coalesce,
+            retry=retry,
+            direct_url=direct_url,
+            prepared_statements=prepared_statements,
         )
     if is_sqlite_url(url):
         from .sqlite.backend import POLLING_RECHECK_SECONDS, SQLiteSystemDatabase
@@ -66,6 +76,7 @@ async def open_system_database(
             recheck_interval=POLLING_RECHECK_SECONDS
             if recheck_interval is None
             else recheck_interval,
+            retry=retry,
         )
     raise DBOSInitializationError(
         f"unsupported system database URL {redact_url(url)!r}: use a postgresql:// or "

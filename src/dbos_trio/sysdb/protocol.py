@@ -173,6 +173,16 @@ class SystemDatabase(Protocol):
         when another executor holds the rows.
         """
 
+    async def pending_of_executor(
+        self,
+        executor_id: str,
+        application_version: str,
+        application_name: str,
+        updated_before_ms: int,
+    ) -> list[tuple[str, str]]:
+        """(workflow id, owner token) of the executor's PENDING rows (this application's
+        or unclaimed) last updated at or before ``updated_before_ms``."""
+
     async def dead_letter(self, workflow_id: str, observed_attempts: int, now_ms: int) -> bool:
         """Park a PENDING row as MAX_RECOVERY_ATTEMPTS_EXCEEDED; False if it changed meanwhile."""
 

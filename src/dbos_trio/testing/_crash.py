@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 import attrs
 import trio
 
-from .._errors import SystemDatabaseError
+from ..sysdb.errors import DatabaseClosed
 from ..sysdb.records import (
     Caller,
     ClaimedWorkflow,
@@ -53,7 +53,7 @@ CheckpointKind = Literal[
 STEP_KINDS = frozenset({"step", "child", "send", "recv", "event", "stream"})
 
 
-class SimulatedCrash(SystemDatabaseError):
+class SimulatedCrash(DatabaseClosed):
     """The executor was killed by crash injection; its system database is gone."""
 
 

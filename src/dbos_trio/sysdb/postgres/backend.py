@@ -53,6 +53,7 @@ from ..statements import (
 )
 from ..wakeups import WakeupRegistry
 from . import migrate
+from .driver import TrioConnection, connect
 from .listener import POLLING_RECHECK_SECONDS, Listener
 from .notifier import Notifier
 from .pool import Pool
@@ -65,7 +66,8 @@ RETRY_POLICY = RetryPolicy(
     contention=Backoff(first=0.05, factor=5.0, cap=1.0),
     max_attempts=3,
 )
-# A claim is not retried: one that conflicts with a peer's backs off in the dequeue worker.
+# A claim is not retried as such: one that conflicts with a peer's backs off in the dequeue
+# worker, and one whose connection was lost is re-found by its token (sql/queues.py).
 CLAIM_RETRY_POLICY = RetryPolicy(connection=None, contention=None)
 
 _PARTITION_FILTER = "AND queue_partition_key = %(partition_key)s"
@@ -132,19 +134,32 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         use_listen_notify: bool = True,
         notification_coalesce: float = 0.01,
         retry: RetryPolicy = RETRY_POLICY,
+        direct_url: str | None = None,
     ) -> None:
         self._pool = pool
         self.schema = schema
-        self._db: PostgresStatements = PostgresStatements(pool, _statements(schema), Retrier(retry))
+        retrier = Retrier(retry)
+        self._db: PostgresStatements = PostgresStatements(pool, _statements(schema), retrier)
         self._listing = PostgresListing(quote_identifier(schema).replace("%", "%%"))
         self.wakeups = wakeups if wakeups is not None else WakeupRegistry()
-        self.listener = Listener(pool, self.wakeups) if use_listen_notify else None
+        self.listener = None
+        if use_listen_notify:
+            connect_direct = None
+            if direct_url is not None:
+
+                async def connect_direct() -> TrioConnection:
+                    return await connect(
+                        direct_url, autocommit=True, connect_timeout=pool.connect_timeout
+                    )
+
+            self.listener = Listener(pool, self.wakeups, connect=connect_direct, retrier=retrier)
         self.notifier = Notifier(
             pool,
             self.wakeups,
             window=notification_coalesce,
             push=use_listen_notify,
             notify_sql=self._db.sql("notify_batch"),
+            retrier=retrier,
         )
         # A stable 64-bit key per (schema, application) for the timeout-sweep leader lock.
         self._sweep_lock_keys: dict[str, int] = {}
@@ -161,9 +176,22 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         use_listen_notify: bool,
         wakeups: WakeupRegistry | None = None,
         notification_coalesce: float = 0.01,
+        retry: RetryPolicy | None = None,
+        direct_url: str | None = None,
+        prepared_statements: bool = True,
     ) -> PostgresSystemDatabase:
-        """Connect, then migrate (or only verify) the schema. Fails fast on a bad URL."""
-        pool = Pool(url, max_size=max_connections, connect_timeout=connect_timeout)
+        """Connect, then migrate (or only verify) the schema. Fails fast on a bad URL.
+
+        ``direct_url`` reaches the server without a transaction-pooling proxy, for what
+        needs a session of its own (migrations, LISTEN); ``prepared_statements=False``
+        turns server-side prepared statements off (PgBouncer in transaction mode).
+        """
+        pool = Pool(
+            url,
+            max_size=max_connections,
+            connect_timeout=connect_timeout,
+            prepared_statements=prepared_statements,
+        )
         try:
             try:
                 await pool.open()
@@ -171,11 +199,9 @@ class PostgresSystemDatabase(SQLSystemDatabase):
                 raise DBOSInitializationError(
                     f"cannot connect to the system database: {error}"
                 ) from None
-            async with pool.connection() as conn:
-                if run_migrations:
-                    await migrate.migrate(conn, schema, use_listen_notify=use_listen_notify)
-                else:
-                    await migrate.verify(conn, schema)
+            await _migrate_or_verify(
+                pool, direct_url, schema, run_migrations, use_listen_notify, connect_timeout
+            )
         except BaseException:
             with trio.CancelScope(shield=True):
                 await pool.close()
@@ -186,6 +212,8 @@ class PostgresSystemDatabase(SQLSystemDatabase):
             wakeups=wakeups,
             use_listen_notify=use_listen_notify,
             notification_coalesce=notification_coalesce,
+            retry=RETRY_POLICY if retry is None else retry,
+            direct_url=direct_url,
         )
 
     async def close(self) -> None:
@@ -233,7 +261,7 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         )
         return bool(row and row[0])
 
-    async def claim(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
+    async def _claim_once(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
         partitioned = request.partition_key is not None
         name = _claim_name(request.consistent, partitioned)
         params = claim_params(request)
@@ -257,6 +285,42 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         except Contention as conflict:
             raise QueueContention(str(conflict)) from None
         return in_dequeue_order([claimed_workflow(row) for row in rows])
+
+
+async def _migrate_or_verify(
+    pool: Pool,
+    direct_url: str | None,
+    schema: str,
+    run_migrations: bool,
+    use_listen_notify: bool,
+    connect_timeout: float,
+) -> None:
+    """Migrate (or verify) on a pooled connection, or on a direct one when given: the
+    migration lock is a session advisory lock, which a transaction-pooling proxy breaks."""
+    if direct_url is None:
+        async with pool.connection() as conn:
+            await _migrate_on(conn, schema, run_migrations, use_listen_notify)
+        return
+    try:
+        conn = await connect(direct_url, autocommit=True, connect_timeout=connect_timeout)
+    except psycopg.Error as error:
+        raise DBOSInitializationError(
+            f"cannot connect to the system database directly: {error}"
+        ) from None
+    try:
+        await _migrate_on(conn, schema, run_migrations, use_listen_notify)
+    finally:
+        with trio.CancelScope(shield=True):
+            await conn.close()
+
+
+async def _migrate_on(
+    conn: TrioConnection, schema: str, run_migrations: bool, use_listen_notify: bool
+) -> None:
+    if run_migrations:
+        await migrate.migrate(conn, schema, use_listen_notify=use_listen_notify)
+    else:
+        await migrate.verify(conn, schema)
 
 
 class PostgresListing:

@@ -19,12 +19,14 @@ Invariants, and why:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import psycopg
 import trio
 
 from ..._clock import real_time_limit
+from ..errors import ConnectionLost
+from ..retry import Retrier
 from ..wakeups import EVENTS, MESSAGES, STREAMS, WakeupRegistry
 from .driver import TrioConnection
 from .pool import Pool
@@ -64,8 +66,20 @@ def key_for(channel: str, payload: str) -> str | None:
 class Listener:
     """LISTENs for the executor's lifetime; ``delivering`` once its self-test came back."""
 
-    def __init__(self, pool: Pool, wakeups: WakeupRegistry, *, schema: str | None = None) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        wakeups: WakeupRegistry,
+        *,
+        schema: str | None = None,
+        connect: Callable[[], Awaitable[TrioConnection]] | None = None,
+        retrier: Retrier | None = None,
+    ) -> None:
         self._pool = pool
+        # LISTEN needs a session of its own: a direct connection when the pool goes
+        # through a transaction-pooling proxy.
+        self._connect = connect or (lambda: pool.new_connection(autocommit=True))
+        self._retrier = retrier
         self._wakeups = wakeups
         self._schema = schema
         self._heard_self_test = False
@@ -97,7 +111,7 @@ class Listener:
             try:
                 await self._listen_once(report_started)
             except psycopg.Error as error:
-                logger.warning("listener connection lost (%s): reconnecting", error)
+                self._lost(error)
             finally:
                 was_delivering = self.delivering
                 self._heard_self_test = False
@@ -110,12 +124,14 @@ class Listener:
             await trio.sleep(RECONNECT_SECONDS)
 
     async def _listen_once(self, report_started: Callable[[], None]) -> None:
-        conn = await self._pool.new_connection(autocommit=True)
+        conn = await self._connect()
         try:
             for channel in CHANNEL_PREFIXES:
                 await conn.execute(f"LISTEN {channel}")
             self.connections += 1
             self.backend_pid = conn.info.backend_pid
+            if self._retrier is not None:
+                self._retrier.succeeded()
             # NOTIFYs sent while nobody listened are gone: everyone looks again.
             self._wakeups.wake_all()
             lost: psycopg.Error = psycopg.OperationalError("the LISTEN connection closed")
@@ -133,6 +149,18 @@ class Listener:
         finally:
             with trio.CancelScope(shield=True):
                 await conn.close()
+
+    def _lost(self, error: psycopg.Error) -> None:
+        """The LISTEN connection failed: part of an outage of the database (logged once by
+        the retrier), or, without one, a warning of its own."""
+        if self._retrier is None:
+            logger.warning("listener connection lost (%s): reconnecting", error)
+            return
+        if self._retrier.outage is None and not isinstance(error, psycopg.OperationalError):
+            logger.warning("listener connection lost (%s): reconnecting", error)
+            return
+        self._retrier.lost(ConnectionLost(f"LISTEN connection lost: {error}"))
+        logger.debug("listener connection lost (%s): reconnecting", error)
 
     async def _deliver(self, conn: TrioConnection) -> None:
         """Turn each notification into a wakeup until the connection fails."""

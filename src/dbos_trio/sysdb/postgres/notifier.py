@@ -22,6 +22,7 @@ import logging
 import psycopg
 import trio
 
+from ..retry import Retrier
 from ..wakeups import WakeupRegistry
 from .pool import Pool
 
@@ -30,13 +31,21 @@ logger = logging.getLogger("dbos_trio.notifier")
 
 class Notifier:
     def __init__(
-        self, pool: Pool, wakeups: WakeupRegistry, *, window: float, push: bool, notify_sql: str
+        self,
+        pool: Pool,
+        wakeups: WakeupRegistry,
+        *,
+        window: float,
+        push: bool,
+        notify_sql: str,
+        retrier: Retrier | None = None,
     ) -> None:
         self._pool = pool
         self._wakeups = wakeups
         self._window = window
         self._push = push
         self._notify_sql = notify_sql
+        self._retrier = retrier
         self._pending: dict[str, set[str]] = {}
         self._batch_opened = trio.Event()
         self.flushes = 0
@@ -76,8 +85,14 @@ class Notifier:
                         )
                     self.flushes += 1
                 except psycopg.Error as error:
-                    logger.warning(
-                        "dropping %d notifications on %s: %s", len(payloads), channel, error
+                    # During an outage (reported once, by the retrier) this is expected.
+                    in_outage = self._retrier is not None and self._retrier.outage is not None
+                    logger.log(
+                        logging.DEBUG if in_outage else logging.WARNING,
+                        "dropping %d notifications on %s: %s",
+                        len(payloads),
+                        channel,
+                        error,
                     )
                 del pending[channel]
         finally:

@@ -47,12 +47,15 @@ class Pool:
         max_size: int,
         connect_timeout: float = 10.0,
         configure: Callable[[TrioConnection], Awaitable[None]] | None = None,
+        prepared_statements: bool = True,
     ) -> None:
         if max_size < 1:
             raise ValueError(f"max_size must be at least 1, not {max_size}")
         self._conninfo = conninfo
-        self._connect_timeout = connect_timeout
+        self.connect_timeout = connect_timeout
         self._configure = configure
+        # None turns server-side prepared statements off (PgBouncer in transaction mode).
+        self._prepare_threshold: int | None = 5 if prepared_statements else None
         self._slots = trio.Semaphore(max_size)
         self._idle: list[TrioConnection] = []
         self._closed = False
@@ -76,7 +79,10 @@ class Pool:
     async def new_connection(self, *, autocommit: bool = True) -> TrioConnection:
         """A connection outside the pool's bound (e.g. for LISTEN), owned by the caller."""
         conn = await connect(
-            self._conninfo, autocommit=autocommit, connect_timeout=self._connect_timeout
+            self._conninfo,
+            autocommit=autocommit,
+            connect_timeout=self.connect_timeout,
+            prepare_threshold=self._prepare_threshold,
         )
         if self._configure is not None:
             try:

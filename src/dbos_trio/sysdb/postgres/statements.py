@@ -8,7 +8,8 @@ Invariants, and why:
   written out rather than built on a shared closure: they run once per checkpoint.
 * Errors are mapped here (:func:`.errors.map_error`) and retried by the backend's
   :class:`~dbos_trio.sysdb.retry.Retrier`, each attempt on a freshly checked-out
-  connection (the pool discards one that broke).
+  connection (the pool discards one that broke); a statement that goes through tells the
+  retrier, which ends an outage if one was on.
 """
 
 from __future__ import annotations
@@ -76,9 +77,12 @@ class PostgresStatements:
                 async with self._pool.connection() as conn:
                     cur = await conn.execute(query, params, prepare=True)
                     row: Row | None = await cur.fetchone()
-                    return row
             except _DRIVER_ERRORS as error:
                 attempts = await self.retrier.pause(map_error(error), attempts)
+                continue
+            if self.retrier.outage is not None:
+                self.retrier.succeeded()
+            return row
 
     async def all(
         self, name: str, params: Params, *, policy: RetryPolicy | None = None
@@ -90,9 +94,12 @@ class PostgresStatements:
                 async with self._pool.connection() as conn:
                     cur = await conn.execute(query, params, prepare=True)
                     rows: list[Row] = await cur.fetchall()
-                    return rows
             except _DRIVER_ERRORS as error:
                 attempts = await self.retrier.pause(map_error(error), attempts, policy)
+                continue
+            if self.retrier.outage is not None:
+                self.retrier.succeeded()
+            return rows
 
     async def run(self, name: str, params: Params) -> int:
         query = self._sql[name]
@@ -101,9 +108,13 @@ class PostgresStatements:
             try:
                 async with self._pool.connection() as conn:
                     cur = await conn.execute(query, params, prepare=True)
-                    return cur.rowcount
+                    count = cur.rowcount
             except _DRIVER_ERRORS as error:
                 attempts = await self.retrier.pause(map_error(error), attempts)
+                continue
+            if self.retrier.outage is not None:
+                self.retrier.succeeded()
+            return count
 
     async def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
         attempts: Attempts | None = None
@@ -111,10 +122,13 @@ class PostgresStatements:
             try:
                 async with self._pool.connection() as conn:
                     cur = await conn.execute(sql, list(params), prepare=False)
-                    rows: list[Row] = await cur.fetchall()
-                    return rows
+                    found: list[Row] = await cur.fetchall()
             except _DRIVER_ERRORS as error:
                 attempts = await self.retrier.pause(map_error(error), attempts)
+                continue
+            if self.retrier.outage is not None:
+                self.retrier.succeeded()
+            return found
 
     async def transaction(
         self,
@@ -130,9 +144,13 @@ class PostgresStatements:
         while True:
             try:
                 async with self._pool.connection() as conn:
-                    return await _run_transaction(conn, begin, body, self._sql)
+                    result = await _run_transaction(conn, begin, body, self._sql)
             except _DRIVER_ERRORS as error:
                 attempts = await self.retrier.pause(map_error(error), attempts, policy)
+                continue
+            if self.retrier.outage is not None:
+                self.retrier.succeeded()
+            return result
 
 
 async def _run_transaction(

@@ -7,6 +7,8 @@ running elsewhere — its next fenced write finds the workflow no longer its own
 
 from __future__ import annotations
 
+from ..._errors import DBOSWorkflowIDInUseError
+from ..errors import UniqueViolation
 from .base import SQLBackendBase
 
 
@@ -63,18 +65,26 @@ class ManagementOperations(SQLBackendBase):
         application_name: str | None,
         now_ms: int,
     ) -> bool:
-        row = await self._db.one(
-            "fork_workflow",
-            {
-                "original_id": original_id,
-                "forked_id": forked_id,
-                "start_step": start_step,
-                "application_version": application_version,
-                "queue_name": queue_name,
-                "queue_partition_key": queue_partition_key,
-                "timeout_ms": timeout_ms,
-                "application_name": application_name,
-                "now": now_ms,
-            },
-        )
+        params = {
+            "original_id": original_id,
+            "forked_id": forked_id,
+            "start_step": start_step,
+            "application_version": application_version,
+            "queue_name": queue_name,
+            "queue_partition_key": queue_partition_key,
+            "timeout_ms": timeout_ms,
+            "application_name": application_name,
+            "now": now_ms,
+        }
+        try:
+            row = await self._db.one("fork_workflow", params)
+        except UniqueViolation:
+            # The fork's id is taken: by this very fork, if an earlier attempt committed
+            # and its reply was lost; else by another workflow.
+            existing = await self._db.one("forked_from", {"workflow_id": forked_id})
+            if existing is not None and existing[0] == original_id:
+                return True
+            raise DBOSWorkflowIDInUseError(
+                forked_id, "a fork needs an id no workflow has yet"
+            ) from None
         return row is not None

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from ..._errors import DBOSException
 from ...core.admission import QueueConfig
+from ..errors import ConnectionLost
 from ..records import ClaimedWorkflow, ClaimRequest
-from ..rows import queue_config, queue_params
+from ..rows import claimed_workflow, in_dequeue_order, queue_config, queue_params
 from ..statements import Row, Transaction
 from .base import SQLBackendBase
 
@@ -78,7 +79,43 @@ class QueueOperations(SQLBackendBase):
         return [row[0] for row in rows]
 
     async def claim(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
+        """Claim (see the protocol); a claim whose reply was lost is not made twice: once
+        the database is back, the rows it made ours are found by its token and returned."""
+        attempts = None
+        while True:
+            try:
+                return await self._claim_once(request)
+            except ConnectionLost as lost:
+                attempts = await self._db.retrier.pause(lost, attempts)
+            rows = await self._db.all(
+                "claimed_by_token",
+                {"owner_xid": request.owner_xid, "queue_name": request.queue_name},
+            )
+            if rows:
+                return in_dequeue_order([claimed_workflow(row) for row in rows])
+
+    async def _claim_once(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
+        """One claim statement (each backend's own), retried by nobody: a lost connection
+        raises :class:`ConnectionLost`, a lost lock race :class:`QueueContention`."""
         raise NotImplementedError
+
+    async def pending_of_executor(
+        self,
+        executor_id: str,
+        application_version: str,
+        application_name: str,
+        updated_before_ms: int,
+    ) -> list[tuple[str, str]]:
+        rows = await self._db.all(
+            "pending_of_executor",
+            {
+                "executor_id": executor_id,
+                "application_version": application_version,
+                "application_name": application_name,
+                "updated_before": updated_before_ms,
+            },
+        )
+        return [(row[0], row[1]) for row in rows]
 
     async def dead_letter(self, workflow_id: str, observed_attempts: int, now_ms: int) -> bool:
         changed = await self._db.run(

@@ -30,6 +30,7 @@ from ...core.admission import claim_budget
 from ..errors import Contention
 from ..protocol import BackgroundTask, QueueContention
 from ..records import ClaimedWorkflow, ClaimRequest
+from ..retry import RetryPolicy
 from ..rows import (
     claim_params,
     claimed_workflow,
@@ -48,7 +49,14 @@ from ..statements import (
 )
 from ..wakeups import WakeupRegistry
 from . import migrate
-from .connection import FAIL_IF_BUSY, MEMORY, Connection, database_path, file_exists
+from .connection import (
+    BUSY_RETRY,
+    FAIL_IF_BUSY,
+    MEMORY,
+    Connection,
+    database_path,
+    file_exists,
+)
 from .listing import SQLITE_LISTING
 from .peers import Peers
 from .statements import SQLiteStatements
@@ -94,6 +102,7 @@ class SQLiteSystemDatabase(SQLSystemDatabase):
         run_migrations: bool = True,
         wakeups: WakeupRegistry | None = None,
         recheck_interval: float = POLLING_RECHECK_SECONDS,
+        retry: RetryPolicy | None = None,
     ) -> SQLiteSystemDatabase:
         """Open (creating it if allowed) and migrate, or only verify, the database file."""
         path = database_path(url)
@@ -103,7 +112,7 @@ class SQLiteSystemDatabase(SQLSystemDatabase):
                 "off, so it is not created here: migrate it first, or launch with "
                 "run_migrations=True"
             )
-        connection = await Connection.open(path)
+        connection = await Connection.open(path, retry=BUSY_RETRY if retry is None else retry)
         try:
             if run_migrations:
                 await migrate.migrate(connection)
@@ -136,7 +145,7 @@ class SQLiteSystemDatabase(SQLSystemDatabase):
     def _announce(self, key: str, notify: tuple[str, str] | None) -> None:
         self._peers.wake(key)
 
-    async def claim(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
+    async def _claim_once(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
         params = claim_params(request)
 
         async def claim(tx: Transaction) -> list[Row]:

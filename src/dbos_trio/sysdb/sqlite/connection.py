@@ -35,9 +35,8 @@ from typing import Literal, TypeAlias, TypeVar
 import trio
 
 from ..._errors import DBOSInitializationError
-from ...core.retry import Backoff
 from ..errors import DatabaseClosed
-from ..retry import Attempts, Retrier, RetryPolicy
+from ..retry import CONTENTION_BACKOFF, Attempts, Retrier, RetryPolicy
 from .errors import DRIVER_ERRORS, map_error
 
 logger = logging.getLogger("dbos_trio.sysdb.sqlite")
@@ -51,11 +50,10 @@ URL_PREFIX = "sqlite:///"
 BUSY_BUDGET_SECONDS = 30.0
 """Real seconds an operation keeps retrying while another connection holds the write lock."""
 BUSY_RETRY = RetryPolicy(
-    connection=None,
-    contention=Backoff(first=0.001, cap=0.1),
-    limit_seconds=BUSY_BUDGET_SECONDS,
+    connection=None, contention=CONTENTION_BACKOFF, limit_seconds=BUSY_BUDGET_SECONDS
 )
-"""The default policy: a held lock is waited out, in short steps, for a bounded time."""
+"""For short-lived users (a client, the CLI): a held lock is waited out, in short steps,
+for a bounded time. An executor waits it out for as long as it lives."""
 
 
 def database_path(url: str) -> str:
@@ -154,9 +152,13 @@ class Connection:
             if self.closed:
                 raise DatabaseClosed("the SQLite system database is closed")
             try:
-                return self._transaction(operation, begin)
+                result = self._transaction(operation, begin)
             except DRIVER_ERRORS as error:
                 attempts = await self.retrier.pause(map_error(error), attempts, policy)
+                continue
+            if self.retrier.outage is not None:
+                self.retrier.succeeded()
+            return result
 
     def _transaction(self, operation: Callable[[sqlite3.Connection], T], begin: str | None) -> T:
         raw = self._raw

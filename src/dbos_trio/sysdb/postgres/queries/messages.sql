@@ -114,8 +114,10 @@ SELECT count(*) FROM owner
 
 -- name: write_stream
 -- Append to a stream at the next offset (from 0) and (from a workflow) record the
--- DBOS.writeStream/closeStream checkpoint, in one fenced statement. A concurrent writer
--- may take the same offset first: the primary key rejects it and the caller retries.
+-- DBOS.writeStream/closeStream checkpoint, in one fenced statement. From a workflow the
+-- checkpoint makes it idempotent: an earlier attempt that committed (its reply lost) left
+-- the checkpoint, and nothing is appended again. A concurrent writer may take the same
+-- offset first: the primary key rejects it and the caller retries.
 WITH owner AS (
     SELECT workflow_uuid FROM {schema}.workflow_status
     WHERE workflow_uuid = %(workflow_id)s AND owner_xid = %(owner_xid)s
@@ -127,6 +129,9 @@ WITH owner AS (
                      WHERE workflow_uuid = %(workflow_id)s AND key = %(key)s), -1) + 1,
            %(function_id)s, %(serialization)s
     FROM owner
+    WHERE NOT (%(record)s AND EXISTS (
+        SELECT 1 FROM {schema}.operation_outputs
+        WHERE workflow_uuid = %(workflow_id)s AND function_id = %(function_id)s))
 ), checkpoint AS (
     INSERT INTO {schema}.operation_outputs (
         workflow_uuid, function_id, function_name, started_at_epoch_ms, completed_at_epoch_ms,

@@ -44,3 +44,7 @@ RETURNING workflow_uuid
 UPDATE {schema}.workflow_status
 SET delay_until_epoch_ms = :delay_until, updated_at = :now
 WHERE workflow_uuid = :workflow_id AND status = 'DELAYED'
+
+-- name: forked_from
+-- Which workflow a workflow was forked from (NULL: not a fork; no row: no such workflow).
+SELECT forked_from FROM {schema}.workflow_status WHERE workflow_uuid = :workflow_id

@@ -91,3 +91,25 @@ SET status = 'MAX_RECOVERY_ATTEMPTS_EXCEEDED', owner_xid = NULL, deduplication_i
     started_at_epoch_ms = NULL, queue_name = NULL, updated_at = :now, completed_at = :now
 WHERE workflow_uuid = :workflow_id AND status = 'PENDING'
   AND recovery_attempts >= :observed_attempts
+
+-- name: claimed_by_token
+-- The rows one claim made ours (PENDING under its owner token): after a claim whose reply
+-- was lost, these are what it claimed, found again instead of claimed twice. Columns as
+-- the claims return them; the checkpoints are left for the execution to load.
+SELECT ws.workflow_uuid, ws.name, ws.class_name, ws.config_name,
+       COALESCE(wi.inputs, ws.inputs), ws.serialization, ws.workflow_deadline_epoch_ms,
+       ws.recovery_attempts, ws.queue_name, ws.queue_partition_key, ws.priority,
+       ws.created_at, 0, NULL
+FROM {schema}.workflow_status AS ws
+LEFT JOIN {schema}.workflow_input AS wi ON wi.workflow_uuid = ws.workflow_uuid
+WHERE ws.owner_xid = :owner_xid AND ws.status = 'PENDING' AND ws.queue_name = :queue_name
+
+-- name: pending_of_executor
+-- PENDING rows of one executor id and version (this application's or unclaimed) last
+-- touched at or before a time, with their owner tokens: what the orphan sweep compares
+-- with the workflows that run in this process (the partial index on PENDING serves it).
+SELECT workflow_uuid, owner_xid FROM {schema}.workflow_status
+WHERE status = 'PENDING' AND executor_id = :executor_id
+  AND application_version = :application_version
+  AND (application_name = :application_name OR application_name IS NULL)
+  AND owner_xid IS NOT NULL AND updated_at <= :updated_before

@@ -95,15 +95,19 @@ SELECT EXISTS (SELECT 1 FROM workflow_status
 
 -- name: write_stream
 -- Append to a stream at the next offset (from 0) and (from a workflow) record the
--- DBOS.writeStream/closeStream checkpoint, fenced. With one writer at a time there is no
--- race for the offset, unlike on PostgreSQL. The last statement says whether the fence held.
+-- DBOS.writeStream/closeStream checkpoint, fenced; from a workflow, not again if the
+-- checkpoint exists already (as on PostgreSQL). With one writer at a time there is no race
+-- for the offset. The last statement says whether the fence held.
 INSERT INTO streams (workflow_uuid, key, value, "offset", function_id, serialization)
 SELECT :workflow_id, :key, :value,
        COALESCE((SELECT max("offset") FROM streams
                  WHERE workflow_uuid = :workflow_id AND key = :key), -1) + 1,
        :function_id, :serialization
 WHERE EXISTS (SELECT 1 FROM workflow_status
-              WHERE workflow_uuid = :workflow_id AND owner_xid = :owner_xid);
+              WHERE workflow_uuid = :workflow_id AND owner_xid = :owner_xid)
+  AND NOT (:record AND EXISTS (SELECT 1 FROM operation_outputs
+                               WHERE workflow_uuid = :workflow_id
+                                 AND function_id = :function_id));
 INSERT INTO operation_outputs (
     workflow_uuid, function_id, function_name, started_at_epoch_ms, completed_at_epoch_ms,
     application_name, retention_timestamp
