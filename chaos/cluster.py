@@ -114,7 +114,9 @@ class Cluster:
                 "-X",
                 "stream",
             )
-            standby._configure({"port": str(standby.port)})
+            # Its own port, and no synchronous standby of its own to wait for once promoted
+            # (pg_basebackup copied the primary's settings).
+            standby._configure({"port": str(standby.port), "synchronous_standby_names": "''"})
             standby.start()
             yield standby
         finally:
@@ -194,3 +196,63 @@ class Cluster:
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+
+def pgbouncer_available() -> str | None:
+    """None if a PgBouncer can be started here, else why not."""
+    if shutil.which("pgbouncer") is None:
+        return "pgbouncer is not installed (apt-get install pgbouncer)"
+    if os.geteuid() == 0 and shutil.which("runuser") is None:
+        return "running as root without runuser (PgBouncer refuses to run as root)"
+    return None
+
+
+@contextlib.contextmanager
+def pgbouncer(cluster: Cluster, *, pool_mode: str = "transaction") -> Iterator[str]:
+    """A PgBouncer in front of ``cluster`` (trust auth, ``pool_mode``); yields the URL of
+    its ``postgres`` database. Stopped after the block."""
+    root = Path(tempfile.mkdtemp(prefix="dbos-trio-pgbouncer-"))
+    _hand_over(root)
+    port = free_port()
+    (root / "users.txt").write_text('"postgres" ""\n')
+    (root / "pgbouncer.ini").write_text(
+        "[databases]\n"
+        f"* = host=127.0.0.1 port={cluster.port}\n"
+        "[pgbouncer]\n"
+        "listen_addr = 127.0.0.1\n"
+        f"listen_port = {port}\n"
+        "unix_socket_dir =\n"
+        "auth_type = trust\n"
+        f"auth_file = {root / 'users.txt'}\n"
+        f"pool_mode = {pool_mode}\n"
+        "max_client_conn = 500\n"
+        "default_pool_size = 20\n"
+        "ignore_startup_parameters = extra_float_digits,options\n"
+        f"logfile = {root / 'pgbouncer.log'}\n"
+        f"pidfile = {root / 'pgbouncer.pid'}\n"
+    )
+    for path in root.iterdir():
+        _hand_over(path)
+    process = subprocess.Popen(
+        _as_server_user(["pgbouncer", str(root / "pgbouncer.ini")]),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                break
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"pgbouncer did not start: {process.stderr and process.stderr.read()!r}"
+                )
+            time.sleep(0.05)
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,47 @@
+"""A permanent database error is not retried, and never leaves a workflow hanging.
+
+A value the database refuses (a key too long for its index) is the caller's fault: the
+backend raises it at once as :class:`InvalidValueError` (a ``ValueError``), without a
+retry; inside a workflow body it raises at the call, so an uncaught one is the
+workflow's ERROR — never a PENDING row that re-runs at every launch. PostgreSQL only:
+it is PostgreSQL's index that refuses the value (validation before the database, which
+catches it on both backends, is tested with the public calls).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from backends import postgres_only, status_row
+from dbos_fixtures import dbos_url, make_dbos
+
+from dbos_trio import DBOS, SetWorkflowID
+from dbos_trio.sysdb.errors import InvalidValueError
+
+__all__ = ["dbos_url", "make_dbos", "postgres_only"]
+
+# Over btree's 2704-byte limit for an index row (the key is in the primary key), and
+# incompressible, so TOAST cannot shrink it under the limit.
+HUGE_KEY = "".join(f"{i:08x}" for i in range(2000))
+
+
+async def test_a_value_the_index_refuses_ends_the_workflow_as_error_without_a_retry(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    dbos = make_dbos()
+
+    @dbos.workflow()
+    async def publisher() -> None:
+        await dbos.set_event(HUGE_KEY, "value")
+
+    async with dbos.launched():
+        sysdb = dbos._require_executor("test").sysdb
+        retries_before = sysdb.retries  # type: ignore[attr-defined]
+        with SetWorkflowID("huge-key"), pytest.raises(InvalidValueError) as raised:
+            await publisher()
+        assert isinstance(raised.value, ValueError)
+        assert "index row" in str(raised.value)
+        assert sysdb.retries == retries_before  # type: ignore[attr-defined]
+    row = await status_row(dbos_url, "huge-key")
+    assert row["status"] == "ERROR"
