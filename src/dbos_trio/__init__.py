@@ -6,6 +6,7 @@ Everything public is importable from here: ``from dbos_trio import DBOS, Config`
 from ._config import Config
 from ._dbos import DBOS
 from ._errors import (
+    DBOSArgumentTypeError,
     DBOSAwaitedWorkflowCancelledError,
     DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded,
     DBOSBaseException,
@@ -13,6 +14,7 @@ from ._errors import (
     DBOSConflictingWorkflowError,
     DBOSException,
     DBOSInitializationError,
+    DBOSInvalidArgumentError,
     DBOSMaxStepRetriesExceeded,
     DBOSNonExistentWorkflowError,
     DBOSNotLaunchedError,
@@ -41,6 +43,7 @@ __all__ = [
     "Client",
     "ClientWorkflowHandle",
     "Config",
+    "DBOSArgumentTypeError",
     "DBOSAwaitedWorkflowCancelledError",
     "DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded",
     "DBOSBaseException",
@@ -49,6 +52,7 @@ __all__ = [
     "DBOSConflictingWorkflowError",
     "DBOSException",
     "DBOSInitializationError",
+    "DBOSInvalidArgumentError",
     "DBOSMaxStepRetriesExceeded",
     "DBOSNonExistentWorkflowError",
     "DBOSNotLaunchedError",

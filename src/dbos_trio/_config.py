@@ -15,10 +15,11 @@ from typing import Any
 
 import attrs
 
-from ._errors import DBOSConfigError
+from ._errors import DBOSConfigError, DBOSException
 from ._serialization import PickleSerializer, Serializer
+from .core import validate
 
-APP_NAME_PATTERN = re.compile(r"^[a-z0-9_-]{3,256}$")
+APP_NAME_PATTERN = re.compile(r"[a-z0-9_-]{3,256}")  # matched whole (fullmatch)
 SYSTEM_DATABASE_URL_ENV = "DBOS_SYSTEM_DATABASE_URL"
 DATABASE_URL_ENV = "DBOS_DATABASE_URL"
 APP_VERSION_ENV = "DBOS__APPVERSION"
@@ -58,9 +59,16 @@ def _fail(where: str, problem: str) -> DBOSConfigError:
 
 
 def require_optional_text(value: Any, where: str) -> None:
-    """None, or a string that is not blank."""
-    if value is not None and (not isinstance(value, str) or not value.strip()):
+    """None, or a string that is not blank and that the system database can store as it
+    is (no NUL, no lone surrogate, at most 600 bytes: see dbos_trio.core.validate)."""
+    if value is None:
+        return
+    if not isinstance(value, str) or not value.strip():
         raise _fail(where, f"{value!r} must be a non-empty string or None")
+    try:
+        validate.text(value, "it")
+    except DBOSException as broken:
+        raise _fail(where, f"{value[:40]!r}...: {broken.message}") from None
 
 
 def require_database_url(value: Any, where: str) -> None:
@@ -117,7 +125,7 @@ def _field_check(check: Any) -> Any:
 
 
 def _check_app_name(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
-    if not isinstance(value, str) or not APP_NAME_PATTERN.match(value):
+    if not isinstance(value, str) or not APP_NAME_PATTERN.fullmatch(value):
         raise _fail(
             f"Config.{attribute.name}",
             f"{value!r} must be 3 to 256 characters of lowercase letters, digits, '_' or '-'",
@@ -135,6 +143,10 @@ def _to_queue_names(value: Sequence[str] | None) -> tuple[str, ...] | None:
     for name in names:
         if not isinstance(name, str) or not name:
             raise _fail("Config.listen_queues", f"{name!r} is not a queue name")
+        try:
+            validate.text(name, "a queue name")
+        except DBOSException as broken:
+            raise _fail("Config.listen_queues", broken.message) from None
     return names
 
 

@@ -59,6 +59,25 @@ class DBOSBaseException(BaseException):
         return (_rebuild, (type(self), self.__dict__.copy()))
 
 
+class DBOSInvalidArgumentError(DBOSException, ValueError):
+    """A value passed to a dbos_trio call breaks a rule (the message names the argument
+    and the rule). Raised before anything is written."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
+class DBOSArgumentTypeError(DBOSException, TypeError, ValueError):
+    """A value passed to a dbos_trio call has the wrong type (the message names the
+    argument). Raised before anything is written.
+
+    A ``TypeError``, and a ``ValueError`` too: the official SDK raises ``ValueError`` for
+    a bad argument of any kind, and code written for it catches that."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
 class DBOSInitializationError(DBOSException):
     def __init__(self, message: str) -> None:
         self.detail = message

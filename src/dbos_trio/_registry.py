@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Literal
 import attrs
 
 from ._errors import DBOSException
+from .core import validate
 
 WorkflowKind = Literal["function", "static", "class", "instance"]
 
@@ -154,8 +155,7 @@ class DBOSConfiguredInstance:
     )
 
     def __init__(self, config_name: str) -> None:
-        if not isinstance(config_name, str) or not config_name:
-            raise DBOSException(f"config_name must be a non-empty string, not {config_name!r}")
+        validate.text(config_name, "config_name")
         self.config_name = config_name
         for cls in type(self).__mro__:
             if cls is DBOSConfiguredInstance or cls is object:

@@ -12,6 +12,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from .._errors import DBOSNonExistentWorkflowError
 from .._registry import resolve_workflow
+from ..core import validate
 from ..engine import events, messages, sleep, streams
 from ..engine.context import current_step, current_workflow
 from ..engine.handle import WorkflowHandle, handle_for, start_workflow, wait_first
@@ -59,6 +60,7 @@ class Durable(DBOSBase):
 
     async def retrieve_workflow(self, workflow_id: str) -> WorkflowHandle[Any]:
         """A handle on an existing workflow; :class:`DBOSNonExistentWorkflowError` if none."""
+        validate.text(workflow_id, "workflow_id")
         executor = self._require_executor("retrieve_workflow")
         if await executor.sysdb.get_outcome(workflow_id) is None:
             raise DBOSNonExistentWorkflowError("target", workflow_id)

@@ -12,6 +12,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from .._queue import Queue
 from .._registry import resolve_workflow
+from ..core import validate
 from ..core.filters import normalize_filters
 from ..engine import fork, management, queues
 from ..engine.checkpoint import as_step
@@ -34,6 +35,7 @@ class Management(DBOSBase):
 
         Not async: from a workflow body the step id is taken at the call.
         """
+        validate.text(queue_name, "queue_name")
         executor = self._require_executor(f"enqueueing on queue {queue_name!r}")
         registered, call_args = resolve_workflow(fn, args)
         return queues.enqueue(
@@ -53,12 +55,14 @@ class Management(DBOSBase):
 
     async def retrieve_queue(self, name: str) -> Queue | None:
         """The stored queue called ``name``, or None."""
+        validate.text(name, "name")
         executor = self._require_executor("retrieve_queue")
         config = await executor.sysdb.get_queue(name)
         return None if config is None else Queue(self._slot, config)
 
     async def delete_queue(self, name: str) -> None:
         """Delete the queue's row; its waiting workflows stay ENQUEUED until it returns."""
+        validate.text(name, "name")
         executor = self._require_executor("delete_queue")
         await executor.sysdb.delete_queue(name)
 
@@ -72,6 +76,7 @@ class Management(DBOSBase):
 
     def get_workflow_status(self, workflow_id: str) -> Coroutine[Any, Any, WorkflowStatus | None]:
         """The workflow's status row, decoded; None if there is no such workflow."""
+        validate.text(workflow_id, "workflow_id")
         executor = self._require_executor("get_workflow_status")
 
         async def read() -> WorkflowStatus | None:
@@ -82,6 +87,7 @@ class Management(DBOSBase):
 
     def list_workflow_steps(self, workflow_id: str) -> Coroutine[Any, Any, list[StepInfo]]:
         """The workflow's recorded steps, in step-id order."""
+        validate.text(workflow_id, "workflow_id")
         executor = self._require_executor("list_workflow_steps")
 
         async def read() -> list[StepInfo]:
@@ -113,6 +119,8 @@ class Management(DBOSBase):
         self, workflow_id: str, *, cancel_children: bool = False
     ) -> Coroutine[Any, Any, None]:
         """Cancel a workflow; one running here stops at once, elsewhere at its next checkpoint."""
+        validate.text(workflow_id, "workflow_id")
+        validate.boolean(cancel_children, "cancel_children")
         executor = self._require_executor("cancel_workflow")
 
         async def cancel() -> None:
@@ -126,6 +134,8 @@ class Management(DBOSBase):
         self, workflow_id: str, *, queue_name: str | None = None
     ) -> Coroutine[Any, Any, WorkflowHandle[Any]]:
         """Re-enqueue an unfinished workflow; it continues after its last checkpoint."""
+        validate.text(workflow_id, "workflow_id")
+        validate.optional_text(queue_name, "queue_name")
         executor = self._require_executor("resume_workflow")
 
         async def resume() -> None:
@@ -148,6 +158,10 @@ class Management(DBOSBase):
         queue_name: str | None = None,
     ) -> Coroutine[Any, Any, WorkflowHandle[Any]]:
         """A new workflow that replays the steps before ``start_step`` and re-runs the rest."""
+        validate.text(workflow_id, "workflow_id")
+        validate.integer(start_step, "start_step", low=1, high=validate.INT32_MAX)
+        validate.optional_text(application_version, "application_version")
+        validate.optional_text(queue_name, "queue_name")
         executor = self._require_executor("fork_workflow")
 
         async def create() -> str:
@@ -170,6 +184,8 @@ class Management(DBOSBase):
         self, workflow_id: str, *, delete_children: bool = False
     ) -> Coroutine[Any, Any, None]:
         """Delete the workflow's rows (and with ``delete_children``, its descendants')."""
+        validate.text(workflow_id, "workflow_id")
+        validate.boolean(delete_children, "delete_children")
         executor = self._require_executor("delete_workflow")
 
         async def delete() -> None:
@@ -183,6 +199,8 @@ class Management(DBOSBase):
         self, workflow_id: str, *, delay_seconds: float
     ) -> Coroutine[Any, Any, None]:
         """Move a DELAYED workflow's start to ``delay_seconds`` from now."""
+        validate.text(workflow_id, "workflow_id")
+        validate.seconds(delay_seconds, "delay_seconds")
         executor = self._require_executor("set_workflow_delay")
 
         async def delay() -> None:

@@ -8,9 +8,10 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, cast, overload
 
-from .._errors import DBOSException
+from .._errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
 from .._queue import Queue
 from .._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
+from ..core import validate
 from ..core.admission import QueueConfig, RateLimit, validate_queue
 from ..core.retry import RetryPolicy
 from ..engine import children
@@ -56,8 +57,9 @@ class Registration(DBOSBase):
         its result or raises its error; inside a workflow it is a child workflow. A sync
         function raises ``TypeError`` here; a bad option raises :class:`DBOSException`.
         """
+        validate.optional_text(name, "workflow name")
         if serialization not in (None, "portable", "native"):
-            raise DBOSException(
+            raise DBOSInvalidArgumentError(
                 f"serialization must be 'portable', 'native' or None, not {serialization!r}"
             )
         if max_recovery_attempts is not None and (
@@ -113,12 +115,15 @@ class Registration(DBOSBase):
         cancellation while it runs records nothing (a later execution runs it again).
         Outside a workflow, and inside another step, it is a plain call.
         """
-        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
-            raise DBOSException(f"max_attempts must be a positive integer, not {max_attempts!r}")
-        if not interval_seconds >= 0 or not backoff_rate > 0:
-            raise DBOSException("interval_seconds must be >= 0 and backoff_rate > 0")
-        if timeout_seconds is not None and not (0 < timeout_seconds < float("inf")):
-            raise DBOSException(f"timeout_seconds must be finite and > 0, not {timeout_seconds!r}")
+        validate.optional_text(name, "step name")
+        validate.boolean(retries_allowed, "retries_allowed")
+        validate.integer(max_attempts, "max_attempts", low=1, high=validate.INT32_MAX)
+        validate.seconds(interval_seconds, "interval_seconds")
+        if validate.number(backoff_rate, "backoff_rate") <= 0:
+            raise DBOSInvalidArgumentError(f"backoff_rate must be > 0, not {backoff_rate!r}")
+        validate.optional_seconds(timeout_seconds, "timeout_seconds", positive=True)
+        if should_retry is not None and not callable(should_retry):
+            raise DBOSArgumentTypeError(f"should_retry must be callable, not {should_retry!r}")
         policy = RetryPolicy(retries_allowed, max_attempts, interval_seconds, backoff_rate)
         self._registry.check_registration_allowed("a step")
 

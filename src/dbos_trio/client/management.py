@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._errors import DBOSException, DBOSNonExistentWorkflowError
+from ..core import validate
 from ..core.filters import normalize_filters
 from ..engine import fork, management, waits
 from ..engine.executor import Runtime
@@ -21,12 +22,14 @@ class ClientManagement(ClientBase):
 
     async def retrieve_workflow(self, workflow_id: str) -> ClientWorkflowHandle[Any]:
         """A handle on an existing workflow (``DBOSNonExistentWorkflowError`` if none)."""
+        validate.text(workflow_id, "workflow_id")
         runtime = self._require("retrieve_workflow")
         if await runtime.sysdb.get_outcome(workflow_id) is None:
             raise DBOSNonExistentWorkflowError("target", workflow_id)
         return self._handle(workflow_id)
 
     async def get_workflow_status(self, workflow_id: str) -> WorkflowStatus | None:
+        validate.text(workflow_id, "workflow_id")
         runtime = self._require("get_workflow_status")
         row = await runtime.sysdb.get_workflow(workflow_id)
         return None if row is None else workflow_status(runtime.codec, row)
@@ -38,6 +41,8 @@ class ClientManagement(ClientBase):
     async def cancel_workflows(
         self, workflow_ids: Sequence[str], *, cancel_children: bool = False
     ) -> None:
+        workflow_ids = validate.texts(workflow_ids, "workflow_ids")
+        validate.boolean(cancel_children, "cancel_children")
         runtime = self._require("cancel_workflows")
         await management.cancel_workflows(
             runtime, list(workflow_ids), cancel_children=cancel_children
@@ -52,12 +57,16 @@ class ClientManagement(ClientBase):
     async def resume_workflows(
         self, workflow_ids: Sequence[str], *, queue_name: str | None = None
     ) -> list[ClientWorkflowHandle[Any]]:
+        workflow_ids = validate.texts(workflow_ids, "workflow_ids")
+        validate.optional_text(queue_name, "queue_name")
         runtime = self._require("resume_workflows")
         ids = list(workflow_ids)
         await management.resume_workflows(runtime, ids, queue_name=queue_name)
         return [self._handle(workflow_id) for workflow_id in ids]
 
     async def delete_workflow(self, workflow_id: str, *, delete_children: bool = False) -> None:
+        validate.text(workflow_id, "workflow_id")
+        validate.boolean(delete_children, "delete_children")
         runtime = self._require("delete_workflow")
         await management.delete_workflows(runtime, [workflow_id], delete_children=delete_children)
 
@@ -70,6 +79,9 @@ class ClientManagement(ClientBase):
     ) -> None:
         """Move a DELAYED workflow's start to ``delay_seconds`` from now, or to
         ``delay_until_epoch_ms`` (exactly one of them); other workflows are left alone."""
+        validate.text(workflow_id, "workflow_id")
+        validate.optional_seconds(delay_seconds, "delay_seconds")
+        validate.optional_integer(delay_until_epoch_ms, "delay_until_epoch_ms", low=0, high=2**62)
         runtime = self._require("set_workflow_delay")
         if (delay_seconds is None) == (delay_until_epoch_ms is None):
             raise DBOSException("Specify either delay_seconds or delay_until_epoch_ms, not both")
@@ -98,6 +110,12 @@ class ClientManagement(ClientBase):
         """A new workflow that replays ``workflow_id``'s steps before ``start_step`` and
         re-runs the rest, enqueued on ``queue_name`` (default: the internal queue). Its id
         comes from an enclosing ``SetWorkflowID``, else it is fresh."""
+        validate.text(workflow_id, "workflow_id")
+        validate.integer(start_step, "start_step", low=1, high=validate.INT32_MAX)
+        validate.optional_text(application_version, "application_version")
+        validate.optional_text(queue_name, "queue_name")
+        validate.optional_text(queue_partition_key, "queue_partition_key")
+        validate.optional_seconds(timeout_seconds, "timeout_seconds", positive=True)
         runtime = self._require("fork_workflow")
         with SetWorkflowTimeout(timeout_seconds):
             forked_id = await fork.fork_workflow(
@@ -151,6 +169,10 @@ class ClientManagement(ClientBase):
         offset: int | None = None,
     ) -> list[StepInfo]:
         """The workflow's recorded steps in step-id order."""
+        validate.text(workflow_id, "workflow_id")
+        validate.boolean(load_output, "load_output")
+        validate.optional_integer(limit, "limit", low=0)
+        validate.optional_integer(offset, "offset", low=0)
         runtime = self._require("list_workflow_steps")
         steps = await runtime.sysdb.list_steps(workflow_id, limit=limit, offset=offset)
         return [

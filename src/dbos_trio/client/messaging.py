@@ -13,11 +13,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from .._errors import DBOSException
+from ..core import validate
 from ..core.units import timeout_ms
 from ..engine import waits
 from ..engine.messages import send_message
 from ..engine.queues import insert_queued
 from ..engine.rows import Placement, Writer, new_row
+from ..engine.sleep import check_seconds
 from ..engine.start import check_same_workflow
 from ..engine.streams import is_end
 from ..sysdb.wakeups import stream_key
@@ -114,6 +116,9 @@ class ClientMessaging(ClientBase):
 
         With an ``idempotency_key`` any number of sends leave one message.
         """
+        validate.text(destination_id, "destination_id")
+        validate.optional_text(topic, "topic")
+        validate.optional_text(idempotency_key, "idempotency_key")
         runtime = self._require("send")
         fmt = payload_format(runtime.codec, serialization)
         try:
@@ -126,6 +131,9 @@ class ClientMessaging(ClientBase):
 
     async def get_event(self, workflow_id: str, key: str, timeout_seconds: float = 60) -> Any:
         """The latest value of a workflow's event, waiting up to the timeout; None if unset."""
+        validate.text(workflow_id, "workflow_id")
+        validate.text(key, "key")
+        check_seconds(timeout_seconds, "get_event")
         runtime = self._require("get_event")
 
         async def deadline() -> float:
@@ -149,6 +157,10 @@ class ClientMessaging(ClientBase):
         :class:`DBOSStreamTimeoutError`. A missing workflow raises
         :class:`DBOSNonExistentWorkflowError`.
         """
+        validate.text(workflow_id, "workflow_id")
+        validate.text(key, "key")
+        validate.integer(offset, "offset", low=0)
+        validate.optional_seconds(timeout_seconds, "timeout_seconds", forever_allowed=True)
         runtime = self._require("read_stream")
         if timeout_seconds is not None and timeout_seconds < 0:
             raise ValueError(f"timeout_seconds must not be negative, got {timeout_seconds}")

@@ -6,14 +6,14 @@ The fields of ``dbos`` 3.4's ``EnqueueOptions``; a bad value raises
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import attrs
 
-from .._errors import DBOSException
+from .._errors import DBOSException, DBOSInvalidArgumentError
 from .._serialization import PICKLE, PORTABLE_JSON, Codec
+from ..core import validate
 
 # Priorities as dbos 3.4 bounds them (0, the default, means "no priority").
 MIN_PRIORITY = 1
@@ -24,24 +24,19 @@ SerializationChoice = Literal["portable", "native"]
 
 
 def _optional_text(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and (not isinstance(value, str) or not value.strip()):
-        raise DBOSException(
-            f"EnqueueOptions.{attribute.name}: {value!r} must be a non-empty string"
-        )
+    if isinstance(value, str) and value and not value.strip():
+        raise DBOSInvalidArgumentError(f"EnqueueOptions.{attribute.name} must not be blank")
+    validate.optional_text(value, f"EnqueueOptions.{attribute.name}")
 
 
 def _required_text(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if not isinstance(value, str) or not value.strip():
-        raise DBOSException(
-            f"EnqueueOptions.{attribute.name}: {value!r} must be a non-empty string"
-        )
+    if isinstance(value, str) and value and not value.strip():
+        raise DBOSInvalidArgumentError(f"EnqueueOptions.{attribute.name} must not be blank")
+    validate.text(value, f"EnqueueOptions.{attribute.name}")
 
 
 def _optional_seconds(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise DBOSException(f"EnqueueOptions.{attribute.name}: {value!r} must be a finite number")
+    validate.optional_seconds(value, f"EnqueueOptions.{attribute.name}")
 
 
 def _roles(value: Sequence[str] | None) -> tuple[str, ...] | None:
@@ -49,7 +44,7 @@ def _roles(value: Sequence[str] | None) -> tuple[str, ...] | None:
         return None
     if isinstance(value, str):
         raise DBOSException("EnqueueOptions.authenticated_roles must be a list of role names")
-    return tuple(value)
+    return tuple(validate.texts(value, "EnqueueOptions.authenticated_roles"))
 
 
 @attrs.frozen(kw_only=True)

@@ -15,19 +15,19 @@ reads the counts in the same consistent snapshot it claims in.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 
 import attrs
+
+from .._errors import DBOSArgumentTypeError
+from . import validate
 
 RESERVED_QUEUE_PREFIX = "_dbos_"
 
 
 def _check_positive_limit(field: str, value: int | None) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{field} must be a positive integer, not {value!r}")
+    """None, or a positive count that fits the ``queues`` table's integer columns."""
+    validate.optional_integer(value, field, low=1, high=validate.INT32_MAX)
 
 
 @attrs.frozen
@@ -43,14 +43,8 @@ class RateLimit:
 
     def check(self, field: str) -> None:
         """Raise ``ValueError`` unless the limit and the period are positive and finite."""
-        _check_positive_limit(f"{field}.limit", self.limit)
-        period = self.period
-        if (
-            isinstance(period, bool)
-            or not isinstance(period, int | float)
-            or not (0 < period < math.inf)
-        ):
-            raise ValueError(f"{field}.period must be a positive number of seconds, not {period!r}")
+        validate.integer(self.limit, f"{field}.limit", low=1, high=validate.INT32_MAX)
+        validate.seconds(self.period, f"{field}.period", positive=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -89,9 +83,7 @@ class QueueConfig:
 
 def validate_queue(config: QueueConfig) -> None:
     """Raise ``ValueError`` naming the problem if ``config`` is not a valid queue."""
-    name = config.name
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"a queue name must be a non-empty string, not {name!r}")
+    name = validate.text(config.name, "queue name")
     if name.startswith(RESERVED_QUEUE_PREFIX):
         raise ValueError(
             f"queue name {name!r} is reserved: names starting with {RESERVED_QUEUE_PREFIX!r} "
@@ -109,11 +101,11 @@ def validate_queue(config: QueueConfig) -> None:
         if value is None:
             continue
         if not isinstance(value, RateLimit):
-            raise ValueError(f"{field} must be a RateLimit(limit, period), not {value!r}")
+            raise DBOSArgumentTypeError(
+                f"{field} must be a RateLimit(limit, period), not {value!r}"
+            )
         value.check(field)
-    interval = config.polling_interval_sec
-    if isinstance(interval, bool) or not isinstance(interval, int | float) or not interval > 0:
-        raise ValueError(f"polling_interval_sec must be positive, not {interval!r}")
+    validate.seconds(config.polling_interval_sec, "polling_interval_sec", positive=True)
     ceilings = (
         ("global_concurrency", "worker_concurrency"),
         ("global_concurrency", "partition_concurrency"),

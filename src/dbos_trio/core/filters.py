@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .._errors import DBOSException
+from .._errors import DBOSArgumentTypeError, DBOSInvalidArgumentError
+from . import validate
+from .statuses import ALL_STATUSES
 
 # A filter of one or many values, and the listing field it fills.
 PLURAL_FILTERS = {
@@ -51,16 +53,26 @@ DIRECT_FILTERS = frozenset(
 )
 
 
-def epoch_ms(value: Any) -> int:
+def epoch_ms(value: Any, argument: str = "time") -> int:
     """A time filter's value (epoch milliseconds, a ``datetime`` or an ISO 8601 string)
     as epoch milliseconds."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return int(value)
+        return validate.integer(int(validate.number(value, argument)), argument, low=0, high=2**62)
     if isinstance(value, datetime):
         return int(value.timestamp() * 1000)
     if isinstance(value, str):
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-    raise DBOSException(f"cannot read {value!r} as a time")
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise DBOSInvalidArgumentError(
+                f"{argument} must be epoch milliseconds, a datetime or an ISO 8601 time "
+                f"such as 2026-12-01T08:00:00Z, not {value!r}"
+            ) from None
+        return int(moment.timestamp() * 1000)
+    raise DBOSArgumentTypeError(
+        f"{argument} must be epoch milliseconds, a datetime or an ISO 8601 string, "
+        f"not {type(value).__name__}"
+    )
 
 
 def normalize_filters(filters: Mapping[str, Any]) -> dict[str, Any]:
@@ -70,12 +82,23 @@ def normalize_filters(filters: Mapping[str, Any]) -> dict[str, Any]:
         if value is None:
             continue
         if key in PLURAL_FILTERS:
-            values: Sequence[str] = [value] if isinstance(value, str) else list(value)
+            values: Sequence[str] = (
+                [validate.text(value, key)]
+                if isinstance(value, str)
+                else validate.texts(value, key)
+            )
+            if key == "status":
+                for status in values:
+                    validate.choice(status, "status", sorted(ALL_STATUSES))
             normalized[PLURAL_FILTERS[key]] = tuple(values)
         elif key in TIME_FILTERS:
-            normalized[TIME_FILTERS[key]] = epoch_ms(value)
+            normalized[TIME_FILTERS[key]] = epoch_ms(value, key)
+        elif key in ("limit", "offset"):
+            normalized[key] = validate.integer(value, key, low=0, high=2**62)
+        elif key == "workflow_id_prefix":
+            normalized[key] = validate.text(value, key)
         elif key in DIRECT_FILTERS:
-            normalized[key] = value
+            normalized[key] = validate.boolean(value, key)
         else:
-            raise DBOSException(f"unknown list_workflows filter {key!r}")
+            raise DBOSInvalidArgumentError(f"unknown list_workflows filter {key!r}")
     return normalized

@@ -14,6 +14,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from .._errors import DBOSException
+from ..core import validate
 from ..sysdb.records import Caller
 from . import checkpoint
 from .checkpoint import Slot, caller_for, decode_payload, record_payload
@@ -45,6 +46,7 @@ def writer_slot(name: str, operation: str) -> tuple[Slot | None, WorkflowContext
 
 def set_event(key: str, value: Any) -> Coroutine[Any, Any, None]:
     """Publish ``key = value``; from a body the ``DBOS.setEvent`` step id is taken now."""
+    validate.text(key, "key")
     slot, ctx, caller = writer_slot(SET_EVENT, "set_event()")
 
     async def publish() -> None:
@@ -60,6 +62,8 @@ def get_event(
     executor: Executor, workflow_id: str, key: str, timeout_seconds: float
 ) -> Coroutine[Any, Any, Any]:
     """Read an event, waiting up to the timeout; from a body both step ids are taken now."""
+    validate.text(workflow_id, "workflow_id")
+    validate.text(key, "key")
     check_seconds(timeout_seconds, "get_event")
     slot = checkpoint.reserve(GET_EVENT, ids=2)
     return _get_event(executor, slot, workflow_id, key, timeout_seconds)

@@ -24,6 +24,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from .._errors import DBOSException, DBOSNonExistentWorkflowError
+from ..core import validate
 from ..core.units import message_id
 from ..sysdb.records import NULL_TOPIC, Caller
 from ..sysdb.wakeups import message_key
@@ -54,7 +55,13 @@ def send(
     topic: str | None,
     idempotency_key: str | None,
 ) -> Coroutine[Any, Any, None]:
-    """Send ``message``; from a workflow body the ``DBOS.send`` step id is taken now."""
+    """Send ``message``; from a workflow body the ``DBOS.send`` step id is taken now.
+
+    Every argument is checked first (:mod:`dbos_trio.core.validate`): a bad one raises at
+    the call, nothing written and no step id taken."""
+    validate.text(destination_id, "destination_id")
+    validate.optional_text(topic, "topic")
+    validate.optional_text(idempotency_key, "idempotency_key")
     return _send(
         executor, checkpoint.reserve(SEND), destination_id, message, topic, idempotency_key
     )
@@ -122,6 +129,7 @@ def topic_of(topic: str | None) -> str:
 
 def recv(topic: str | None, timeout_seconds: float) -> Coroutine[Any, Any, Any]:
     """Receive (workflow bodies only); both step ids are taken now."""
+    validate.optional_text(topic, "topic")
     check_seconds(timeout_seconds, "recv")
     slot = checkpoint.reserve(RECV, ids=2)
     if slot is None:

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import contextvars
 import logging
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
 import attrs
 
-from .._errors import DBOSException
+from .._errors import DBOSException, DBOSInvalidArgumentError
+from ..core import validate
 
 logger = logging.getLogger("dbos_trio")
 
@@ -62,9 +62,11 @@ _enqueue_options: contextvars.ContextVar[EnqueueOptions | None] = contextvars.Co
 
 @contextmanager
 def SetWorkflowID(workflow_id: str) -> Iterator[None]:
-    """The first workflow started in this block takes ``workflow_id``."""
-    if not isinstance(workflow_id, str) or not workflow_id.strip():
-        raise DBOSException(f"SetWorkflowID needs a non-empty workflow id, not {workflow_id!r}")
+    """The first workflow started in this block takes ``workflow_id`` (checked at once:
+    :class:`~dbos_trio.DBOSInvalidArgumentError` for an empty, NUL-bearing or too long id)."""
+    if isinstance(workflow_id, str) and workflow_id and not workflow_id.strip():
+        raise DBOSInvalidArgumentError("SetWorkflowID: workflow_id must not be blank")
+    validate.text(workflow_id, "SetWorkflowID: workflow_id")
     token = _assigned_id.set(_AssignedId(workflow_id))
     try:
         yield
@@ -90,12 +92,9 @@ def take_assigned_id() -> str | None:
 
 @contextmanager
 def SetWorkflowTimeout(seconds: float | None) -> Iterator[None]:
-    """Workflows started in this block time out after ``seconds`` (None: no timeout)."""
-    if seconds is not None:
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-            raise DBOSException(f"SetWorkflowTimeout needs seconds or None, not {seconds!r}")
-        if seconds < 0 or math.isnan(seconds):
-            raise DBOSException(f"SetWorkflowTimeout needs a non-negative timeout, not {seconds}")
+    """Workflows started in this block time out after ``seconds`` (None: no timeout): a
+    finite number of seconds, at most about 31 years (it is stored in milliseconds)."""
+    validate.optional_seconds(seconds, "SetWorkflowTimeout: seconds")
     token = _timeout.set(0.0 if seconds is None else float(seconds))
     try:
         yield
@@ -118,19 +117,13 @@ def SetEnqueueOptions(
     delay_seconds: float | None = None,
     duplication_policy: Literal["reject", "return-existing"] | None = None,
 ) -> Iterator[None]:
-    """Options for workflows enqueued in this block."""
-    if priority is not None and (
-        isinstance(priority, bool)
-        or not isinstance(priority, int)
-        or not 1 <= priority <= MAX_PRIORITY
-    ):
-        raise DBOSException(f"priority must be an integer in 1..{MAX_PRIORITY}, not {priority!r}")
-    if delay_seconds is not None and (
-        isinstance(delay_seconds, bool)
-        or not isinstance(delay_seconds, int | float)
-        or not delay_seconds >= 0
-    ):
-        raise DBOSException(f"delay_seconds must be a non-negative number, not {delay_seconds!r}")
+    """Options for workflows enqueued in this block, checked at once (a bad one raises
+    :class:`~dbos_trio.DBOSInvalidArgumentError` or :class:`~dbos_trio.DBOSArgumentTypeError`)."""
+    validate.optional_text(deduplication_id, "deduplication_id")
+    validate.optional_integer(priority, "priority", low=1, high=MAX_PRIORITY)
+    validate.optional_text(app_version, "app_version")
+    validate.optional_text(queue_partition_key, "queue_partition_key")
+    validate.optional_seconds(delay_seconds, "delay_seconds")
     if duplication_policy not in (None, "reject", "return-existing"):
         raise DBOSException(
             f"duplication_policy must be 'reject' or 'return-existing', not {duplication_policy!r}"

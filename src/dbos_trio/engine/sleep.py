@@ -21,7 +21,7 @@ from typing import Any
 
 import trio
 
-from .._errors import DBOSException
+from .._errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
 from .._serialization import PORTABLE_JSON
 from . import checkpoint
 from .checkpoint import Slot
@@ -34,9 +34,12 @@ LATEST_WAKE = 253402300799.0
 
 
 def check_seconds(seconds: float, what: str) -> None:
-    """Refuse a duration that is not a number (NaN included); infinity is allowed."""
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or math.isnan(seconds):
-        raise DBOSException(f"{what} needs a number of seconds, not {seconds!r}")
+    """Refuse a duration that is not a number (NaN included); infinity is allowed (a wait
+    without end), and so is a negative one (no wait)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise DBOSArgumentTypeError(f"{what} needs a number of seconds, not {seconds!r}")
+    if math.isnan(seconds):
+        raise DBOSInvalidArgumentError(f"{what} needs a number of seconds, not {seconds!r}")
 
 
 async def durable_wake_time(slot: Slot, seconds: float) -> float:

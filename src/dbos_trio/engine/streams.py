@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from .._serialization import PORTABLE_JSON
+from ..core import validate
 from ..sysdb.records import STREAM_CLOSED
 from ..sysdb.wakeups import stream_key
 from . import checkpoint
@@ -38,6 +39,7 @@ _END: Payload = (CLOSED_MARKER, PORTABLE_JSON)  # how a stream's end is stored
 
 
 def _append(value: Any, key: str, *, step_name: str, closing: bool) -> Coroutine[Any, Any, None]:
+    validate.text(key, "key")
     slot, ctx, caller = writer_slot(step_name, step_name)
 
     async def append() -> None:
@@ -70,6 +72,9 @@ async def read_stream(
     executor: Executor, workflow_id: str, key: str, offset: int = 0
 ) -> AsyncIterator[Any]:
     """Yield the stream's values in order until it is closed, or drained after its writer ended."""
+    validate.text(workflow_id, "workflow_id")
+    validate.text(key, "key")
+    validate.integer(offset, "offset", low=0)
     codec = executor.codec
     buffered: list[Payload] = []
     with executor.wakeups.subscribe(stream_key(workflow_id, key)) as wakeup:
