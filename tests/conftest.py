@@ -3,7 +3,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from backends import (
+
+from support.backends import (
     POSTGRES_ONLY,
     backend,
     module_database_url,
@@ -12,7 +13,7 @@ from backends import (
     sqlite_template,
     system_database_url,
 )
-from pg_support import fresh_database
+from support.pg_support import fresh_database
 
 # The backend-parametrized database fixtures (tests/backends.py), for every test module.
 __all__ = [

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pg_support import admin_url
+
+from support.pg_support import admin_url
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:

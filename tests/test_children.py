@@ -6,14 +6,6 @@ from collections.abc import Callable
 
 import pytest
 import trio
-from dbos_fixtures import (
-    dbos_url,
-    execute,
-    make_dbos,
-    reexecute,
-    status_row,
-    steps_of,
-)
 
 from dbos_trio import (
     DBOS,
@@ -21,6 +13,15 @@ from dbos_trio import (
     DBOSException,
     SetWorkflowID,
     WorkflowHandle,
+)
+
+from support.dbos_fixtures import (
+    dbos_url,
+    execute,
+    make_dbos,
+    reexecute,
+    status_row,
+    steps_of,
 )
 
 __all__ = ["dbos_url", "make_dbos"]

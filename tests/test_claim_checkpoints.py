@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 import trio
-from pg_support import fresh_database
 
 from dbos_trio import DBOS, Config
 from dbos_trio.sysdb.postgres.backend import PostgresSystemDatabase
 from dbos_trio.sysdb.records import ClaimRequest, NewWorkflow, RecordedStep
+
+from support.pg_support import fresh_database
 
 SCHEMA = "dbos"
 APP = "claim-checkpoints"

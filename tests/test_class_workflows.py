@@ -10,13 +10,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from dbos_fixtures import (
-    dbos_url,
-    make_dbos,
-    reexecute,
-    status_row,
-    steps_of,
-)
 
 from dbos_trio import (
     DBOS,
@@ -24,6 +17,14 @@ from dbos_trio import (
     DBOSConflictingWorkflowError,
     DBOSException,
     SetWorkflowID,
+)
+
+from support.dbos_fixtures import (
+    dbos_url,
+    make_dbos,
+    reexecute,
+    status_row,
+    steps_of,
 )
 
 __all__ = ["dbos_url", "make_dbos"]

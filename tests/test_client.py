@@ -23,7 +23,6 @@ from typing import Any
 import attrs
 import pytest
 import trio
-from backends import query, run
 
 from dbos_trio import (
     DBOS,
@@ -38,6 +37,8 @@ from dbos_trio import (
 from dbos_trio._errors import DBOSStreamTimeoutError
 from dbos_trio.client import Client, EnqueueOptions
 from dbos_trio.testing import sqlite_url
+
+from support.backends import query, run
 
 APP = "client-tests"
 QUEUE = "client_q"

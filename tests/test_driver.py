@@ -20,14 +20,15 @@ import psycopg
 import pytest
 import trio
 import trio.testing
-from pg_support import fresh_database
 from psycopg import pq
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.waiting import Wait
-from scripts.interrupt_query import interrupt
 
 from dbos_trio.sysdb.postgres import waiting
 from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
+
+from support.pg_support import fresh_database
+from support.scripts.interrupt_query import interrupt
 
 IDLE = pq.TransactionStatus.IDLE
 

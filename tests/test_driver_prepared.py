@@ -16,11 +16,12 @@ from typing import Any
 import psycopg
 import pytest
 import trio
-from backends import connected
-from pg_support import fresh_database
 from psycopg import pq
 
 from dbos_trio.sysdb.postgres.driver import TrioConnection
+
+from support.backends import connected
+from support.pg_support import fresh_database
 
 IDLE = pq.TransactionStatus.IDLE
 

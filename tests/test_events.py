@@ -14,7 +14,11 @@ from typing import Any
 
 import pytest
 import trio
-from time_fixtures import (
+
+from dbos_trio import DBOS, DBOSException, SetWorkflowID
+from dbos_trio.sysdb.wakeups import event_key
+
+from support.time_fixtures import (
     Stopwatch,
     db_url,
     new_dbos,
@@ -26,9 +30,6 @@ from time_fixtures import (
     wait_for_waiter,
     waiting_on,
 )
-
-from dbos_trio import DBOS, DBOSException, SetWorkflowID
-from dbos_trio.sysdb.wakeups import event_key
 
 __all__ = ["db_url", "new_dbos", "notify"]
 

@@ -7,12 +7,6 @@ from typing import Any
 
 import pytest
 import trio
-from dbos_fixtures import (
-    dbos_url,
-    execute,
-    make_dbos,
-    status_row,
-)
 
 from dbos_trio import (
     DBOS,
@@ -22,6 +16,13 @@ from dbos_trio import (
     SetWorkflowID,
 )
 from dbos_trio._serialization import PickleSerializer
+
+from support.dbos_fixtures import (
+    dbos_url,
+    execute,
+    make_dbos,
+    status_row,
+)
 
 __all__ = ["dbos_url", "make_dbos"]
 

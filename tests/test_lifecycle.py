@@ -19,8 +19,6 @@ from typing import Any
 
 import pytest
 import trio
-from backends import migrate_postgres, query
-from pg_support import as_url, fresh_database
 from psycopg.conninfo import make_conninfo
 
 from dbos_trio import (
@@ -32,6 +30,9 @@ from dbos_trio import (
     DBOSNotLaunchedError,
 )
 from dbos_trio.sysdb.postgres import driver, pool
+
+from support.backends import migrate_postgres, query
+from support.pg_support import as_url, fresh_database
 
 PASSWORD = "s3cr3t-Pa55word"
 

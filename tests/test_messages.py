@@ -13,7 +13,17 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 import trio
-from time_fixtures import (
+
+from dbos_trio import (
+    DBOS,
+    DBOSException,
+    DBOSNonExistentWorkflowError,
+    SetWorkflowID,
+)
+from dbos_trio.sysdb.records import NULL_TOPIC
+from dbos_trio.sysdb.wakeups import message_key
+
+from support.time_fixtures import (
     Stopwatch,
     db_url,
     launch,
@@ -28,15 +38,6 @@ from time_fixtures import (
     wait_until,
     waiting_on,
 )
-
-from dbos_trio import (
-    DBOS,
-    DBOSException,
-    DBOSNonExistentWorkflowError,
-    SetWorkflowID,
-)
-from dbos_trio.sysdb.records import NULL_TOPIC
-from dbos_trio.sysdb.wakeups import message_key
 
 __all__ = ["db_url", "new_dbos", "notify"]
 

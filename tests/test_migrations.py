@@ -2,7 +2,7 @@
 
 The bar is ``tests/snapshots/official_dbos_3_4_catalog.txt`` (and its ``_no_listen_notify``
 twin): the catalog of an empty database migrated by the official ``dbos`` 3.4 package, dumped
-with the same query (``tests/catalog.py``) we use on ours. The dumps must be IDENTICAL.
+with the same query (``tests/support/catalog.py``) we use on ours. The dumps must be IDENTICAL.
 
 To regenerate the snapshots (only ever from the official package, never from our runner),
 from the repository root::
@@ -28,7 +28,6 @@ from typing import Any
 import psycopg
 import pytest
 import trio
-from catalog import dump_catalog
 from psycopg import sql
 
 from dbos_trio._errors import DBOSInitializationError
@@ -42,6 +41,8 @@ from dbos_trio.sysdb.migrations import (
 )
 from dbos_trio.sysdb.postgres import migrate as runner
 from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
+
+from support.catalog import dump_catalog
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 OFFICIAL = SNAPSHOTS / "official_dbos_3_4_catalog.txt"

@@ -14,13 +14,14 @@ import psycopg
 import pytest
 import trio
 import trio.testing
-from pg_support import fresh_database
 from psycopg import pq
 from psycopg.conninfo import make_conninfo
-from scripts.interrupt_query import interrupt
 
 from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
 from dbos_trio.sysdb.postgres.pool import Pool, PoolClosed
+
+from support.pg_support import fresh_database
+from support.scripts.interrupt_query import interrupt
 
 IDLE = pq.TransactionStatus.IDLE
 

@@ -1,6 +1,6 @@
 """Two executor processes sharing one queue: the shared budgets hold across both.
 
-Two helper processes (``tests/scripts/queue_worker.py``, distinct executor ids) serve the
+Two helper processes (``tests/support/scripts/queue_worker.py``, distinct executor ids) serve the
 same queue; this process only enqueues (it listens to no queue). Every execution logs its
 interval to a side table, and the test also samples the PENDING rows while the work runs:
 the global cap bounds both, and each process's worker concurrency bounds its own share.
@@ -19,8 +19,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
-from queue_apps import App, build_app
-from queue_fixtures import (
+
+from dbos_trio import SetEnqueueOptions
+
+from support.queue_apps import App, build_app
+from support.queue_fixtures import (
     Script,
     SideTable,
     dbos_url,
@@ -28,8 +31,6 @@ from queue_fixtures import (
     query,
     start_script,
 )
-
-from dbos_trio import SetEnqueueOptions
 
 __all__ = ["dbos_url"]
 

@@ -13,8 +13,11 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from queue_apps import App, build_app
-from queue_fixtures import (
+
+from dbos_trio import DBOSException, SetEnqueueOptions, SetWorkflowID
+
+from support.queue_apps import App, build_app
+from support.queue_fixtures import (
     SideTable,
     dbos_url,
     execute,
@@ -22,8 +25,6 @@ from queue_fixtures import (
     query,
     wait_until,
 )
-
-from dbos_trio import DBOSException, SetEnqueueOptions, SetWorkflowID
 
 __all__ = ["dbos_url"]
 

@@ -15,16 +15,6 @@ from typing import Any
 import psycopg
 import pytest
 import trio
-from queue_apps import APP_NAME, App, build_app, expected_three_steps
-from queue_fixtures import (
-    SideTable,
-    dbos_url,
-    execute,
-    max_overlap,
-    query,
-    status_row,
-    wait_until,
-)
 
 from dbos_trio import (
     DBOS,
@@ -44,6 +34,17 @@ from dbos_trio.core.admission import (
     next_poll_interval,
 )
 from dbos_trio.sysdb.postgres.backend import claim_statement
+
+from support.queue_apps import APP_NAME, App, build_app, expected_three_steps
+from support.queue_fixtures import (
+    SideTable,
+    dbos_url,
+    execute,
+    max_overlap,
+    query,
+    status_row,
+    wait_until,
+)
 
 __all__ = ["dbos_url"]
 

@@ -2,7 +2,7 @@
 
 Executions are counted through a side table the step bodies write on their own
 connection, never through the library's own bookkeeping. The crash and ownership tests
-use real processes (``tests/scripts``): one killed with SIGKILL, one running as a second
+use real processes (``tests/support/scripts``): one killed with SIGKILL, one running as a second
 executor on the same rows. Both run on SQLite too, where the processes share the
 database file (WAL lets them; their writes take turns).
 """
@@ -17,8 +17,17 @@ from typing import Any
 
 import pytest
 import trio
-from queue_apps import APP_NAME, build_app, expected_three_steps
-from queue_fixtures import (
+
+from dbos_trio import (
+    DBOS,
+    Config,
+    DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded,
+    PickleSerializer,
+    SetWorkflowID,
+)
+
+from support.queue_apps import APP_NAME, build_app, expected_three_steps
+from support.queue_fixtures import (
     SideTable,
     dbos_url,
     execute,
@@ -27,14 +36,6 @@ from queue_fixtures import (
     status_row,
     steps_of,
     wait_until,
-)
-
-from dbos_trio import (
-    DBOS,
-    Config,
-    DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded,
-    PickleSerializer,
-    SetWorkflowID,
 )
 
 __all__ = ["dbos_url"]

@@ -1,6 +1,6 @@
 """Durable sleep: the wake time is a checkpoint, so a recovered sleep only sleeps what is left.
 
-The crash test kills a real process (``tests/scripts/time_sleeper.py``) with SIGKILL in
+The crash test kills a real process (``tests/support/scripts/time_sleeper.py``) with SIGKILL in
 the middle of a durable sleep and recovers the workflow in a fresh launch.
 """
 
@@ -12,14 +12,16 @@ import math
 import time
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 import trio
-from queue_fixtures import start_script
-from time_fixtures import (
+
+from dbos_trio import DBOS, DBOSException, SetWorkflowID
+
+from support.queue_fixtures import SCRIPTS, start_script
+from support.time_fixtures import (
     Stopwatch,
     db_url,
     new_dbos,
@@ -31,11 +33,7 @@ from time_fixtures import (
     wait_until,
 )
 
-from dbos_trio import DBOS, DBOSException, SetWorkflowID
-
 __all__ = ["db_url", "new_dbos"]
-
-SCRIPTS = Path(__file__).resolve().parent / "scripts"
 
 
 def load_script(name: str) -> ModuleType:

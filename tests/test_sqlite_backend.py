@@ -18,8 +18,6 @@ from typing import Any
 import attrs
 import pytest
 import trio
-from backends import backend_of, query
-from time_fixtures import wait_for_waiter
 
 from dbos_trio import (
     DBOS,
@@ -48,6 +46,9 @@ from dbos_trio.sysdb.sqlite import migrate
 from dbos_trio.sysdb.sqlite.backend import SQLiteSystemDatabase
 from dbos_trio.sysdb.wakeups import WakeupRegistry, message_key
 from dbos_trio.testing import sqlite_url
+
+from support.backends import backend_of, query
+from support.time_fixtures import wait_for_waiter
 
 APP = "app"
 T0 = 1_000_000

@@ -20,8 +20,13 @@ from collections.abc import Callable
 from typing import Any
 
 import trio
-from backends import postgres_only
-from dbos_fixtures import (
+from psycopg.conninfo import conninfo_to_dict
+
+from dbos_trio import DBOS, SetWorkflowID
+from dbos_trio.sysdb.postgres.driver import connect
+
+from support.backends import postgres_only
+from support.dbos_fixtures import (
     Counts,
     StatementCounter,
     dbos_url,
@@ -30,11 +35,7 @@ from dbos_fixtures import (
     reexecute,
     statement_counter,
 )
-from pg_support import admin_url
-from psycopg.conninfo import conninfo_to_dict
-
-from dbos_trio import DBOS, SetWorkflowID
-from dbos_trio.sysdb.postgres.driver import connect
+from support.pg_support import admin_url
 
 __all__ = ["dbos_url", "make_dbos", "postgres_only", "statement_counter"]
 

@@ -11,13 +11,6 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from dbos_fixtures import (
-    count_rows,
-    dbos_url,
-    make_dbos,
-    reexecute,
-    steps_of,
-)
 
 from dbos_trio import (
     DBOS,
@@ -27,6 +20,14 @@ from dbos_trio import (
     SetWorkflowID,
 )
 from dbos_trio.engine import step as step_module
+
+from support.dbos_fixtures import (
+    count_rows,
+    dbos_url,
+    make_dbos,
+    reexecute,
+    steps_of,
+)
 
 __all__ = ["dbos_url", "make_dbos"]
 

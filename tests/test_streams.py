@@ -13,7 +13,11 @@ from typing import Any
 
 import pytest
 import trio
-from time_fixtures import (
+
+from dbos_trio import DBOS, DBOSException, DBOSNonExistentWorkflowError, SetWorkflowID
+from dbos_trio.sysdb.wakeups import stream_key
+
+from support.time_fixtures import (
     Stopwatch,
     db_url,
     execute,
@@ -26,9 +30,6 @@ from time_fixtures import (
     wait_for_waiter,
     waiting_on,
 )
-
-from dbos_trio import DBOS, DBOSException, DBOSNonExistentWorkflowError, SetWorkflowID
-from dbos_trio.sysdb.wakeups import stream_key
 
 __all__ = ["db_url", "new_dbos", "notify"]
 

@@ -24,7 +24,6 @@ import attrs
 import pytest
 import trio
 import trio.testing
-from pg_support import admin_url
 
 from dbos_trio import (
     DBOS,
@@ -45,6 +44,8 @@ from dbos_trio.testing import (
     sqlite_url,
     temporary_postgres_url,
 )
+
+from support.pg_support import admin_url
 
 APP = "kit-tests"
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0

@@ -20,15 +20,16 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
-from time_fixtures import (
+
+from dbos_trio import DBOS
+
+from support.time_fixtures import (
     db_url,
     new_dbos,
     query,
     running,
     status_row,
 )
-
-from dbos_trio import DBOS
 
 __all__ = ["db_url", "new_dbos"]
 

@@ -15,7 +15,19 @@ from typing import Any
 
 import pytest
 import trio
-from time_fixtures import (
+
+from dbos_trio import (
+    DBOS,
+    DBOSAwaitedWorkflowCancelledError,
+    DBOSNonExistentWorkflowError,
+    SetEnqueueOptions,
+    SetWorkflowID,
+    SetWorkflowTimeout,
+)
+from dbos_trio.sysdb.records import NULL_TOPIC
+from dbos_trio.sysdb.wakeups import message_key
+
+from support.time_fixtures import (
     Stopwatch,
     db_url,
     execute,
@@ -28,17 +40,6 @@ from time_fixtures import (
     wait_for_waiter,
     wait_until,
 )
-
-from dbos_trio import (
-    DBOS,
-    DBOSAwaitedWorkflowCancelledError,
-    DBOSNonExistentWorkflowError,
-    SetEnqueueOptions,
-    SetWorkflowID,
-    SetWorkflowTimeout,
-)
-from dbos_trio.sysdb.records import NULL_TOPIC
-from dbos_trio.sysdb.wakeups import message_key
 
 __all__ = ["db_url", "new_dbos", "notify"]
 

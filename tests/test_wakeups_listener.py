@@ -16,8 +16,20 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
-from backends import postgres_only
-from time_fixtures import (
+
+from dbos_trio import DBOS, SetWorkflowID
+from dbos_trio.sysdb.postgres.backend import statement_text
+from dbos_trio.sysdb.postgres.listener import (
+    DELIVERING_RECHECK_SECONDS,
+    POLLING_RECHECK_SECONDS,
+    key_for,
+)
+from dbos_trio.sysdb.postgres.notifier import Notifier
+from dbos_trio.sysdb.postgres.pool import Pool
+from dbos_trio.sysdb.wakeups import WakeupRegistry, event_key, message_key, stream_key
+
+from support.backends import postgres_only
+from support.time_fixtures import (
     NotifyWatcher,
     Stopwatch,
     db_url,
@@ -32,17 +44,6 @@ from time_fixtures import (
     wait_for_waiter,
     wait_until,
 )
-
-from dbos_trio import DBOS, SetWorkflowID
-from dbos_trio.sysdb.postgres.backend import statement_text
-from dbos_trio.sysdb.postgres.listener import (
-    DELIVERING_RECHECK_SECONDS,
-    POLLING_RECHECK_SECONDS,
-    key_for,
-)
-from dbos_trio.sysdb.postgres.notifier import Notifier
-from dbos_trio.sysdb.postgres.pool import Pool
-from dbos_trio.sysdb.wakeups import WakeupRegistry, event_key, message_key, stream_key
 
 __all__ = ["db_url", "dbos_url", "make_dbos", "new_dbos", "postgres_only"]
 

@@ -13,15 +13,6 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from dbos_fixtures import (
-    count_rows,
-    dbos_url,
-    make_dbos,
-    query,
-    reexecute,
-    status_row,
-    steps_of,
-)
 
 from dbos_trio import (
     DBOS,
@@ -29,6 +20,16 @@ from dbos_trio import (
     DBOSMaxStepRetriesExceeded,
     PortableWorkflowError,
     SetWorkflowID,
+)
+
+from support.dbos_fixtures import (
+    count_rows,
+    dbos_url,
+    make_dbos,
+    query,
+    reexecute,
+    status_row,
+    steps_of,
 )
 
 __all__ = ["dbos_url", "make_dbos"]

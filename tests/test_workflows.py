@@ -15,15 +15,6 @@ from typing import Any
 
 import pytest
 import trio
-from dbos_fixtures import (
-    count_rows,
-    dbos_url,
-    execute,
-    make_dbos,
-    reexecute,
-    status_row,
-    steps_of,
-)
 
 from dbos_trio import (
     DBOS,
@@ -36,6 +27,16 @@ from dbos_trio import (
     SetEnqueueOptions,
     SetWorkflowID,
     SystemDatabaseError,
+)
+
+from support.dbos_fixtures import (
+    count_rows,
+    dbos_url,
+    execute,
+    make_dbos,
+    reexecute,
+    status_row,
+    steps_of,
 )
 
 __all__ = ["dbos_url", "make_dbos"]

@@ -26,10 +26,11 @@ from pathlib import Path
 import pytest
 import trio
 from interop_support import as_url
-from pg_support import create_database, drop_database, fresh_database, url_for_database
 
 from dbos_trio.sysdb.postgres import migrate
 from dbos_trio.sysdb.postgres.driver import connect
+
+from support.pg_support import create_database, drop_database, fresh_database, url_for_database
 
 OFFICIAL_REQUIREMENT = "dbos==3.4.*"
 OFFICIAL_SERIES = "3.4."

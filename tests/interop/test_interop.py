@@ -27,7 +27,6 @@ from typing import Any
 import psycopg
 import pytest
 import trio
-from catalog import dump_catalog
 from interop_support import official_executor, rows, run_cli, run_official
 
 from dbos_trio import DBOS, Config, PortableWorkflowError
@@ -35,6 +34,8 @@ from dbos_trio.client import Client, EnqueueOptions
 from dbos_trio.sysdb.migrations import LATEST_VERSION
 from dbos_trio.sysdb.postgres import migrate
 from dbos_trio.sysdb.postgres.driver import connect
+
+from support.catalog import dump_catalog
 
 pytestmark = pytest.mark.interop
 

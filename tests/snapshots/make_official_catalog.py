@@ -26,13 +26,14 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # tests/, for catalog.py and pg_support.py
+sys.path.insert(0, str(HERE.parent))  # tests/, for support.catalog and support.pg_support
 
 import psycopg  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
-from catalog import dump_catalog  # noqa: E402
-from pg_support import fresh_database  # noqa: E402
 from psycopg.conninfo import conninfo_to_dict  # noqa: E402
+
+from support.catalog import dump_catalog  # noqa: E402
+from support.pg_support import fresh_database  # noqa: E402
 
 ODD_SCHEMA = 'My Schema"x'
 

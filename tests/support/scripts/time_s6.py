@@ -1,6 +1,6 @@
 """S6 figures: send/recv ping-pong and set_event -> get_event latency, notify on and off.
 
-Usage: ``python tests/scripts/time_s6.py [ADMIN_URL] [--rounds N]`` (default: the local
+Usage: ``python tests/support/scripts/time_s6.py [ADMIN_URL] [--rounds N]`` (default: the local
 trust-auth cluster, 200 round trips). Creates a fresh database, prints one line per
 measurement and a JSON summary, drops the database.
 
@@ -26,14 +26,14 @@ from typing import Any
 
 import trio
 
-TESTS = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(TESTS), str(TESTS.parent / "src")]
-
-from backends import migrate_postgres  # noqa: E402
-from pg_support import fresh_database  # noqa: E402
 
 from dbos_trio import DBOS, Config, SetWorkflowID  # noqa: E402
 from dbos_trio.sysdb.wakeups import event_key  # noqa: E402
+
+from support.backends import migrate_postgres  # noqa: E402
+from support.pg_support import fresh_database  # noqa: E402
 
 WARMUP = 5
 

@@ -26,7 +26,6 @@ from typing import Any
 import attrs
 import pytest
 import trio
-from backends import count_rows, execute, query, status_row, steps_of
 from psycopg import pq
 
 from dbos_trio import DBOS, Config
@@ -34,6 +33,8 @@ from dbos_trio._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
 from dbos_trio.engine.execute import execute as execute_plan
 from dbos_trio.engine.start import ExecutionPlan
 from dbos_trio.sysdb.postgres.driver import TrioConnection
+
+from support.backends import count_rows, execute, query, status_row, steps_of
 
 APP_NAME = "wf-tests"
 

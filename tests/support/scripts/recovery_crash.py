@@ -12,9 +12,10 @@ from __future__ import annotations
 import sys
 
 import trio
-from queue_apps import build_app
 
 from dbos_trio import SetWorkflowID
+
+from support.queue_apps import build_app
 
 
 async def main(url: str, executor_id: str, count: int, prefix: str) -> None:

@@ -38,8 +38,14 @@ from typing import Any
 import attrs
 import pytest
 import trio
-from backends import connected
-from dbos_fixtures import (
+
+from dbos_trio import DBOS, Config
+from dbos_trio.engine.executor import Executor
+from dbos_trio.sysdb.postgres.backend import PostgresSystemDatabase
+from dbos_trio.sysdb.postgres.driver import TrioConnection
+
+from support.backends import connected
+from support.dbos_fixtures import (
     APP_NAME,
     count_rows,
     dbos_url,
@@ -51,11 +57,6 @@ from dbos_fixtures import (
     steps_of,
     wait_until,
 )
-
-from dbos_trio import DBOS, Config
-from dbos_trio.engine.executor import Executor
-from dbos_trio.sysdb.postgres.backend import PostgresSystemDatabase
-from dbos_trio.sysdb.postgres.driver import TrioConnection
 
 __all__ = [
     "APP_NAME",

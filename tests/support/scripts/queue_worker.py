@@ -11,7 +11,8 @@ import json
 import sys
 
 import trio
-from queue_apps import build_app
+
+from support.queue_apps import build_app
 
 
 async def main(spec_json: str) -> None:

@@ -2,7 +2,7 @@
 
 A test and a subprocess must register the same workflows under the same names (and the
 same application name and version) to run each other's rows, so both build them here.
-Step bodies log to the :class:`~queue_fixtures.SideTable` on their own connection.
+Step bodies log to the :class:`~support.queue_fixtures.SideTable` on their own connection.
 """
 
 from __future__ import annotations
@@ -17,19 +17,19 @@ import trio
 from dbos_trio import DBOS, Config
 from dbos_trio.core.admission import RateLimit
 
-APP_NAME = "wf-tests"  # the application name of dbos_fixtures.make_dbos
+APP_NAME = "wf-tests"  # the application name of support.dbos_fixtures.make_dbos
 APP_VERSION = "v1"
 
 
 def _side_log(url: str, workflow_id: str | None, label: str, value: str | None = None) -> int:
     # Imported lazily: queue_fixtures imports pytest, which helper scripts need not load.
-    from queue_fixtures import SideTable
+    from support.queue_fixtures import SideTable
 
     return SideTable(url).log(workflow_id, label, value)
 
 
 def _side_end(url: str, row_id: int) -> None:
-    from queue_fixtures import SideTable
+    from support.queue_fixtures import SideTable
 
     SideTable(url).end(row_id)
 
@@ -72,7 +72,7 @@ def build_app(
     * ``hold(seconds)`` (name ``qa.hold``): one step that logs a row with start and end
       times around a sleep, for measuring how many executions overlapped.
     """
-    from queue_fixtures import SideTable
+    from support.queue_fixtures import SideTable
 
     SideTable(url).create()
     dbos = DBOS(

@@ -5,7 +5,7 @@
 * :func:`wait_until`: poll a condition (real time) instead of sleeping a fixed amount.
 * :class:`SideTable`: a table the tests' *step bodies* write to, on their own connection,
   so executions are counted outside the library under test.
-* :func:`start_script` / :class:`Script`: a helper script from ``tests/scripts`` in a
+* :func:`start_script` / :class:`Script`: a helper script from ``tests/support/scripts`` in a
   subprocess (a real process to kill, or a second executor), with its output in a file.
 
 Import fixtures into a test module with ``from queue_fixtures import dbos_url, ...``.
@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from backends import backend_of, run_blocking
-from dbos_fixtures import (
+
+from support.backends import backend_of, run_blocking
+from support.dbos_fixtures import (
     APP_NAME,
     count_rows,
     dbos_url,
@@ -52,8 +53,9 @@ __all__ = [
     "wait_until",
 ]
 
-TESTS = Path(__file__).resolve().parent
-SCRIPTS = TESTS / "scripts"
+SUPPORT = Path(__file__).resolve().parent
+SCRIPTS = SUPPORT / "scripts"
+TESTS = SUPPORT.parent
 SRC = TESTS.parent / "src"
 
 
@@ -209,7 +211,8 @@ class Script:
 
 
 def start_script(name: str, *args: str) -> Script:
-    """Run ``tests/scripts/<name>`` with this interpreter and the source tree importable."""
+    """Run ``tests/support/scripts/<name>`` with this interpreter, the source tree and
+    ``tests/`` (for ``support``) importable."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(SRC), str(TESTS), *filter(None, [env.get("PYTHONPATH")])]

@@ -38,12 +38,13 @@ import attrs
 import psycopg
 import pytest
 import trio
-from pg_support import create_database, drop_database, fresh_database, url_for_database
 
 from dbos_trio.sysdb.postgres import migrate as postgres_migrate
 from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
 from dbos_trio.sysdb.sqlite.backend import SQLiteSystemDatabase
 from dbos_trio.testing import sqlite_url
+
+from support.pg_support import create_database, drop_database, fresh_database, url_for_database
 
 Backend = Literal["postgres", "sqlite"]
 BACKENDS: tuple[Backend, ...] = ("postgres", "sqlite")
