@@ -1,6 +1,6 @@
 """One query that describes everything DBOS puts in its system schema, as comparable text.
 
-Shared by the migration tests and by ``tests/snapshots/make_official_catalog.py`` (which runs
+Shared by the migration tests and by ``tests/sysdb/snapshots/make_official_catalog.py`` (which runs
 in a virtualenv holding the official ``dbos`` package), so both sides are dumped the SAME way
 and a difference in the dump is a difference in the schema. Only sync psycopg is needed.
 

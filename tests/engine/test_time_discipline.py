@@ -33,7 +33,7 @@ from support.time_fixtures import (
 
 __all__ = ["db_url", "new_dbos"]
 
-PACKAGE = Path(__file__).resolve().parent.parent / "src" / "dbos_trio"
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "dbos_trio"
 
 # Modules that may read real time: the clock itself, and the driver and pool, which
 # bound I/O in real time (through _clock.real_time_limit).

@@ -1,8 +1,8 @@
 """The official ``dbos`` 3.4 package's side of the interop tests.
 
 Run ONLY with the Python of the separate virtualenv that holds ``dbos==3.4.*`` (see
-``tests/interop/conftest.py``); it imports nothing from dbos_trio or from the test suite,
-so the two packages' dependencies never meet in one interpreter.
+``tests/integration/interop/conftest.py``); it imports nothing from dbos_trio or from the test
+suite, so the two packages' dependencies never meet in one interpreter.
 
 Each command prints one line ``RESULT <json>`` on stdout (logs may surround it):
 

@@ -21,7 +21,7 @@ import pytest
 
 from support.pg_support import admin_url
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 

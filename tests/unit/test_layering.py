@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "src" / "dbos_trio"
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "dbos_trio"
 ROOT = "dbos_trio"
 
 BASE = frozenset({f"{ROOT}._errors"})  # the error classes: pure, like core

@@ -2,7 +2,7 @@
 
 The official package is never imported here. A session fixture makes (once, then reuses)
 a separate virtualenv holding ``dbos==3.4.*`` and the tests drive it as a subprocess
-(``tests/interop/official/driver.py`` and its ``dbos`` CLI), so its dependencies never
+(``tests/integration/interop/official/driver.py`` and its ``dbos`` CLI), so its dependencies never
 mix with ours.
 
 Where the virtualenv lives: ``$DBOS_TRIO_OFFICIAL_VENV`` if set, else

@@ -1,12 +1,12 @@
 """Regenerate the catalog snapshots of a system database migrated by the official ``dbos`` 3.4.
 
-The snapshots are what ``tests/test_migrations.py`` compares our migration corpus against, so
+The snapshots are what ``tests/sysdb/test_migrations.py`` compares our migration corpus against, so
 they must come from the official package, never from our own runner. Run this with a Python
 that has ``dbos==3.4.*`` installed (it brings SQLAlchemy and psycopg), from the repo root::
 
     python -m venv /tmp/dbos-official
     /tmp/dbos-official/bin/pip install 'dbos==3.4.*'
-    /tmp/dbos-official/bin/python tests/snapshots/make_official_catalog.py
+    /tmp/dbos-official/bin/python tests/sysdb/snapshots/make_official_catalog.py
 
 It uses the same PostgreSQL as the tests (``DBOS_TEST_DATABASE_URL``, default the local
 trust-auth cluster), migrates throwaway databases with the official runner and writes:
@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # tests/, for support.catalog and support.pg_support
+sys.path.insert(0, str(HERE.parents[1]))  # tests/, for support.catalog and support.pg_support
 
 import psycopg  # noqa: E402
 import sqlalchemy as sa  # noqa: E402

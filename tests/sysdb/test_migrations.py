@@ -1,6 +1,6 @@
 """The migration corpus and runner reproduce the system schema of the official DBOS SDKs.
 
-The bar is ``tests/snapshots/official_dbos_3_4_catalog.txt`` (and its ``_no_listen_notify``
+The bar is ``tests/sysdb/snapshots/official_dbos_3_4_catalog.txt`` (and its ``_no_listen_notify``
 twin): the catalog of an empty database migrated by the official ``dbos`` 3.4 package, dumped
 with the same query (``tests/support/catalog.py``) we use on ours. The dumps must be IDENTICAL.
 
@@ -9,7 +9,7 @@ from the repository root::
 
     python -m venv /tmp/dbos-official
     /tmp/dbos-official/bin/pip install 'dbos==3.4.*'
-    /tmp/dbos-official/bin/python tests/snapshots/make_official_catalog.py
+    /tmp/dbos-official/bin/python tests/sysdb/snapshots/make_official_catalog.py
 
 It uses the same PostgreSQL as these tests (``DBOS_TEST_DATABASE_URL`` or the local
 trust-auth cluster) and rewrites both snapshot files.

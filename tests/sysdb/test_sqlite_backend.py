@@ -256,7 +256,9 @@ conn.execute("COMMIT")
 def _official_database(path: Path) -> None:
     python = official_python()
     if python is None:
-        pytest.skip("the official dbos 3.4 virtualenv is not installed (see tests/interop)")
+        pytest.skip(
+            "the official dbos 3.4 virtualenv is not installed (see tests/integration/interop)"
+        )
     subprocess.run([str(python), "-c", OFFICIAL_MIGRATE, str(path)], check=True, timeout=120)
 
 
