@@ -15,16 +15,8 @@ from dbos_trio import (
     WorkflowHandle,
 )
 
-from support.dbos_fixtures import (
-    dbos_url,
-    execute,
-    make_dbos,
-    reexecute,
-    status_row,
-    steps_of,
-)
-
-__all__ = ["dbos_url", "make_dbos"]
+from support.backends import execute, status_row, steps_of
+from support.dbos_fixtures import reexecute
 
 MakeDBOS = Callable[..., DBOS]
 

@@ -19,15 +19,8 @@ from dbos_trio import (
     SetWorkflowID,
 )
 
-from support.dbos_fixtures import (
-    dbos_url,
-    make_dbos,
-    reexecute,
-    status_row,
-    steps_of,
-)
-
-__all__ = ["dbos_url", "make_dbos"]
+from support.backends import status_row, steps_of
+from support.dbos_fixtures import reexecute
 
 MakeDBOS = Callable[..., DBOS]
 

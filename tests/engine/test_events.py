@@ -18,20 +18,9 @@ import trio
 from dbos_trio import DBOS, DBOSException, SetWorkflowID
 from dbos_trio.sysdb.wakeups import event_key
 
-from support.time_fixtures import (
-    Stopwatch,
-    db_url,
-    new_dbos,
-    notify,
-    query,
-    reexecute,
-    running,
-    steps_of,
-    wait_for_waiter,
-    waiting_on,
-)
-
-__all__ = ["db_url", "new_dbos", "notify"]
+from support.backends import query, steps_of
+from support.dbos_fixtures import reexecute
+from support.time_fixtures import Stopwatch, running, wait_for_waiter, waiting_on
 
 
 async def test_events_set_from_a_workflow_and_its_steps_are_read_inside_and_outside_workflows(

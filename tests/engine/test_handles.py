@@ -17,14 +17,7 @@ from dbos_trio import (
 )
 from dbos_trio._serialization import PickleSerializer
 
-from support.dbos_fixtures import (
-    dbos_url,
-    execute,
-    make_dbos,
-    status_row,
-)
-
-__all__ = ["dbos_url", "make_dbos"]
+from support.backends import execute, status_row
 
 MakeDBOS = Callable[..., DBOS]
 

@@ -23,23 +23,9 @@ from dbos_trio import (
 from dbos_trio.sysdb.records import NULL_TOPIC
 from dbos_trio.sysdb.wakeups import message_key
 
-from support.time_fixtures import (
-    Stopwatch,
-    db_url,
-    launch,
-    new_dbos,
-    notify,
-    query,
-    reexecute,
-    running,
-    status_row,
-    steps_of,
-    wait_for_waiter,
-    wait_until,
-    waiting_on,
-)
-
-__all__ = ["db_url", "new_dbos", "notify"]
+from support.backends import query, status_row, steps_of
+from support.dbos_fixtures import reexecute, wait_until
+from support.time_fixtures import Stopwatch, launch, running, wait_for_waiter, waiting_on
 
 
 async def test_topics_are_separate_queues_and_each_is_fifo(

@@ -16,17 +16,9 @@ import pytest
 
 from dbos_trio import DBOSException, SetEnqueueOptions, SetWorkflowID
 
+from support.backends import execute, query
 from support.queue_apps import App, build_app
-from support.queue_fixtures import (
-    SideTable,
-    dbos_url,
-    execute,
-    max_overlap,
-    query,
-    wait_until,
-)
-
-__all__ = ["dbos_url"]
+from support.queue_fixtures import SideTable, max_overlap, wait_until
 
 FAST = 0.05
 

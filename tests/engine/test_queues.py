@@ -35,18 +35,9 @@ from dbos_trio.core.admission import (
 )
 from dbos_trio.sysdb.postgres.backend import claim_statement
 
+from support.backends import execute, query, status_row
 from support.queue_apps import APP_NAME, App, build_app, expected_three_steps
-from support.queue_fixtures import (
-    SideTable,
-    dbos_url,
-    execute,
-    max_overlap,
-    query,
-    status_row,
-    wait_until,
-)
-
-__all__ = ["dbos_url"]
+from support.queue_fixtures import SideTable, max_overlap, wait_until
 
 INTERNAL_QUEUE = "_dbos_internal_queue"
 FAST = 0.05  # polling interval for queues under test

@@ -26,19 +26,9 @@ from dbos_trio import (
     SetWorkflowID,
 )
 
+from support.backends import execute, query, status_row, steps_of
 from support.queue_apps import APP_NAME, build_app, expected_three_steps
-from support.queue_fixtures import (
-    SideTable,
-    dbos_url,
-    execute,
-    query,
-    start_script,
-    status_row,
-    steps_of,
-    wait_until,
-)
-
-__all__ = ["dbos_url"]
+from support.queue_fixtures import SideTable, start_script, wait_until
 
 INTERNAL_QUEUE = "_dbos_internal_queue"
 

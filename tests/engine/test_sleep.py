@@ -20,20 +20,10 @@ import trio
 
 from dbos_trio import DBOS, DBOSException, SetWorkflowID
 
+from support.backends import query, status_row, steps_of
+from support.dbos_fixtures import reexecute, wait_until
 from support.queue_fixtures import SCRIPTS, start_script
-from support.time_fixtures import (
-    Stopwatch,
-    db_url,
-    new_dbos,
-    query,
-    reexecute,
-    running,
-    status_row,
-    steps_of,
-    wait_until,
-)
-
-__all__ = ["db_url", "new_dbos"]
+from support.time_fixtures import Stopwatch, running
 
 
 def load_script(name: str) -> ModuleType:

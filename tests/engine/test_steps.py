@@ -21,15 +21,8 @@ from dbos_trio import (
 )
 from dbos_trio.engine import step as step_module
 
-from support.dbos_fixtures import (
-    count_rows,
-    dbos_url,
-    make_dbos,
-    reexecute,
-    steps_of,
-)
-
-__all__ = ["dbos_url", "make_dbos"]
+from support.backends import count_rows, steps_of
+from support.dbos_fixtures import reexecute
 
 MakeDBOS = Callable[..., DBOS]
 

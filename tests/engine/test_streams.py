@@ -17,21 +17,9 @@ import trio
 from dbos_trio import DBOS, DBOSException, DBOSNonExistentWorkflowError, SetWorkflowID
 from dbos_trio.sysdb.wakeups import stream_key
 
-from support.time_fixtures import (
-    Stopwatch,
-    db_url,
-    execute,
-    new_dbos,
-    notify,
-    query,
-    reexecute,
-    running,
-    steps_of,
-    wait_for_waiter,
-    waiting_on,
-)
-
-__all__ = ["db_url", "new_dbos", "notify"]
+from support.backends import execute, query, steps_of
+from support.dbos_fixtures import reexecute
+from support.time_fixtures import Stopwatch, running, wait_for_waiter, waiting_on
 
 
 async def read_all(dbos: DBOS, workflow_id: str, key: str) -> list[Any]:

@@ -23,15 +23,8 @@ import trio.testing
 
 from dbos_trio import DBOS
 
-from support.time_fixtures import (
-    db_url,
-    new_dbos,
-    query,
-    running,
-    status_row,
-)
-
-__all__ = ["db_url", "new_dbos"]
+from support.backends import query, status_row
+from support.time_fixtures import running
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "dbos_trio"
 

@@ -27,21 +27,9 @@ from dbos_trio import (
 from dbos_trio.sysdb.records import NULL_TOPIC
 from dbos_trio.sysdb.wakeups import message_key
 
-from support.time_fixtures import (
-    Stopwatch,
-    db_url,
-    execute,
-    new_dbos,
-    notify,
-    query,
-    running,
-    status_row,
-    steps_of,
-    wait_for_waiter,
-    wait_until,
-)
-
-__all__ = ["db_url", "new_dbos", "notify"]
+from support.backends import execute, query, status_row, steps_of
+from support.dbos_fixtures import wait_until
+from support.time_fixtures import Stopwatch, running, wait_for_waiter
 
 
 async def assert_cancelled_without_outcome(url: str, workflow_id: str) -> dict[str, Any]:

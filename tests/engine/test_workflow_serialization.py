@@ -22,17 +22,8 @@ from dbos_trio import (
     SetWorkflowID,
 )
 
-from support.dbos_fixtures import (
-    count_rows,
-    dbos_url,
-    make_dbos,
-    query,
-    reexecute,
-    status_row,
-    steps_of,
-)
-
-__all__ = ["dbos_url", "make_dbos"]
+from support.backends import count_rows, query, status_row, steps_of
+from support.dbos_fixtures import reexecute
 
 MakeDBOS = Callable[..., DBOS]
 

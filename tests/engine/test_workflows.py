@@ -29,17 +29,8 @@ from dbos_trio import (
     SystemDatabaseError,
 )
 
-from support.dbos_fixtures import (
-    count_rows,
-    dbos_url,
-    execute,
-    make_dbos,
-    reexecute,
-    status_row,
-    steps_of,
-)
-
-__all__ = ["dbos_url", "make_dbos"]
+from support.backends import count_rows, execute, status_row, steps_of
+from support.dbos_fixtures import reexecute
 
 MakeDBOS = Callable[..., DBOS]
 

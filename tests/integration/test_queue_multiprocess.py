@@ -22,17 +22,9 @@ import trio
 
 from dbos_trio import SetEnqueueOptions
 
+from support.backends import query
 from support.queue_apps import App, build_app
-from support.queue_fixtures import (
-    Script,
-    SideTable,
-    dbos_url,
-    max_overlap,
-    query,
-    start_script,
-)
-
-__all__ = ["dbos_url"]
+from support.queue_fixtures import Script, SideTable, max_overlap, start_script
 
 
 @asynccontextmanager

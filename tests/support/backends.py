@@ -9,13 +9,18 @@ asks for a database runs once per backend:
   ``sqlite:///`` URL of a copy, in the test's ``tmp_path``, of a file migrated once per
   session;
 * ``module_database_url``: the same, shared by the tests of one module (tests that keep
-  apart by application name, version and executor id).
+  apart by application name, version and executor id);
+* ``empty_database_url``: a new, empty PostgreSQL database (nobody migrated it).
 
-``conftest.py`` makes these fixtures available everywhere. A module whose every test
-covers a PostgreSQL-only mechanism imports :func:`postgres_only` (it replaces ``backend``
-for that module, so nothing there runs on SQLite) and says so in its docstring; a single
-such test is marked ``@pytest.mark.postgres_only("<the mechanism it covers>")``, and its
-SQLite run is skipped with that reason.
+This module is a plugin of ``tests/conftest.py``, so these fixtures exist everywhere. Two
+markers (registered there, applied by :func:`apply_backend_markers`) keep PostgreSQL-only
+tests off SQLite:
+
+* ``pytestmark = pytest.mark.postgres_only_module("<why>")``: every test of the module
+  covers a PostgreSQL-only mechanism, and the module says why; the SQLite runs of its
+  tests are deselected at collection (they never ran, so they are not reported skipped);
+* ``@pytest.mark.postgres_only("<the mechanism it covers>")`` on one test: its SQLite run
+  is skipped, with that reason.
 
 Looking at rows from a test: :func:`query` and :func:`execute` take PostgreSQL-style SQL
 (``%s`` parameters, ``%%`` for a literal ``%``, tables written ``{t}workflow_status`` — so
@@ -56,20 +61,34 @@ def backend_of(url: str) -> Backend:
 
 
 POSTGRES_ONLY = "postgres_only(why): the test covers a PostgreSQL-only mechanism, named by why"
+POSTGRES_ONLY_MODULE = (
+    "postgres_only_module(why): every test of the module covers a PostgreSQL-only mechanism, "
+    "named by why; their SQLite runs are deselected"
+)
 
 
-def skip_postgres_only_on_sqlite(items: list[pytest.Item]) -> None:
-    """Mark the SQLite runs of ``@pytest.mark.postgres_only(why)`` tests skipped, with why.
+def apply_backend_markers(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the SQLite runs of ``postgres_only_module`` modules' tests, and mark those of
+    ``@pytest.mark.postgres_only(why)`` tests skipped, with why.
 
-    A marker rather than a ``pytest.skip`` in the body: the skip is decided before any
+    Markers rather than a ``pytest.skip`` in the body: the decision is made before any
     database is made, and pytest-trio drops the reason of a skip raised in an async test.
     """
+    kept: list[pytest.Item] = []
+    deselected: list[pytest.Item] = []
     for item in items:
-        marker = item.get_closest_marker("postgres_only")
         callspec = getattr(item, "callspec", None)
-        if marker is None or callspec is None or callspec.params.get("backend") != "sqlite":
+        on_sqlite = callspec is not None and callspec.params.get("backend") == "sqlite"
+        if on_sqlite and item.get_closest_marker("postgres_only_module") is not None:
+            deselected.append(item)
             continue
-        item.add_marker(pytest.mark.skip(reason=f"PostgreSQL only: {marker.args[0]}"))
+        kept.append(item)
+        marker = item.get_closest_marker("postgres_only")
+        if on_sqlite and marker is not None:
+            item.add_marker(pytest.mark.skip(reason=f"PostgreSQL only: {marker.args[0]}"))
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
 
 
 # --- the fixtures ---------------------------------------------------------------------
@@ -80,12 +99,6 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     """The backend this module's tests run on: each in turn."""
     chosen: Backend = request.param
     return chosen
-
-
-@pytest.fixture(scope="module", name="backend")
-def postgres_only() -> Backend:
-    """Import into a module of PostgreSQL-only tests: its databases are PostgreSQL's."""
-    return "postgres"
 
 
 async def migrate_postgres(url: str) -> None:
@@ -151,6 +164,13 @@ def module_database_url(
 ) -> Iterator[str]:
     """A migrated system database shared by the tests of one module, on its backend."""
     with _fresh_database(backend, request, tmp_path_factory.mktemp("module-db")) as url:
+        yield url
+
+
+@pytest.fixture
+def empty_database_url() -> Iterator[str]:
+    """A new, empty PostgreSQL database, dropped when the test ends."""
+    with fresh_database("empty") as url:
         yield url
 
 
@@ -245,29 +265,3 @@ async def steps_of(
 async def count_rows(url: str, table: str) -> int:
     rows = await query(url, "SELECT count(*) FROM {t}" + table)
     return int(rows[0][0])
-
-
-__all__ = [
-    "BACKENDS",
-    "POSTGRES_ONLY",
-    "Backend",
-    "Result",
-    "backend",
-    "backend_of",
-    "connected",
-    "count_rows",
-    "execute",
-    "migrate_postgres",
-    "module_database_url",
-    "postgres_only",
-    "postgres_template",
-    "query",
-    "run",
-    "run_blocking",
-    "skip_postgres_only_on_sqlite",
-    "sqlite_path",
-    "sqlite_template",
-    "status_row",
-    "steps_of",
-    "system_database_url",
-]

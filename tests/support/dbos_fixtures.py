@@ -1,20 +1,17 @@
-"""Fixtures and helpers for the tests of durable workflows (issue 3).
+"""Fixtures and helpers for the tests of durable workflows.
 
 * ``dbos_url``: a fresh, migrated database per test, on each backend in turn (the
-  ``system_database_url`` fixture of :mod:`backends`), as a URL :class:`dbos_trio.Config`
-  accepts.
+  ``system_database_url`` fixture of :mod:`support.backends`), as a URL
+  :class:`dbos_trio.Config` accepts.
 * ``make_dbos``: a :class:`DBOS` on that database with test-friendly defaults.
-* :func:`query` / :func:`execute` / :func:`status_row` / :func:`steps_of` /
-  :func:`count_rows`: look at and poke rows from the test, on a connection of the test's
-  own (never the executor's), on either backend (re-exported from :mod:`backends`; SQL
-  names tables ``{t}workflow_status``).
 * :func:`reexecute`: run a workflow body again from its stored row, as recovery would
   after a crash: the row is set back to PENDING under a new owner token and the engine runs
   it with its recorded checkpoints loaded.
-* :class:`StatementCounter`: statements, round trips and commits issued through the Trio
-  psycopg driver while it is installed (PostgreSQL only).
+* :class:`StatementCounter` (fixture ``statement_counter``): statements, round trips and
+  commits issued through the Trio psycopg driver while it is installed (PostgreSQL only).
 
-Import the fixtures into a test module with ``from dbos_fixtures import dbos_url, ...``.
+The fixtures are registered by ``tests/conftest.py``; the row helpers (``query``,
+``status_row``, ...) are :mod:`support.backends`'.
 """
 
 from __future__ import annotations
@@ -34,7 +31,7 @@ from dbos_trio.engine.execute import execute as execute_plan
 from dbos_trio.engine.start import ExecutionPlan
 from dbos_trio.sysdb.postgres.driver import TrioConnection
 
-from support.backends import count_rows, execute, query, status_row, steps_of
+from support.backends import execute
 
 APP_NAME = "wf-tests"
 
@@ -191,21 +188,3 @@ async def wait_until(predicate: Callable[[], Any], *, timeout: float = 10.0) -> 
             if value:
                 return
             await trio.sleep(0.01)
-
-
-__all__ = [
-    "APP_NAME",
-    "Counts",
-    "StatementCounter",
-    "count_rows",
-    "dbos_url",
-    "execute",
-    "make_dbos",
-    "query",
-    "reexecute",
-    "registered_of",
-    "statement_counter",
-    "status_row",
-    "steps_of",
-    "wait_until",
-]

@@ -1,14 +1,15 @@
-"""Helpers for the queue and recovery tests (issue 4).
+"""Helpers for the queue and recovery tests.
 
-* Re-exports the per-test database fixtures of :mod:`dbos_fixtures` (``dbos_url``,
-  ``make_dbos``: each backend in turn) and its row helpers.
 * :func:`wait_until`: poll a condition (real time) instead of sleeping a fixed amount.
 * :class:`SideTable`: a table the tests' *step bodies* write to, on their own connection,
   so executions are counted outside the library under test.
-* :func:`start_script` / :class:`Script`: a helper script from ``tests/support/scripts`` in a
-  subprocess (a real process to kill, or a second executor), with its output in a file.
+* :func:`max_overlap`: how many (start, end) intervals were open at once.
+* :func:`start_script` / :class:`Script`: a helper script from ``tests/support/scripts``
+  in a subprocess (a real process to kill, or a second executor), with its output in a
+  file.
 
-Import fixtures into a test module with ``from queue_fixtures import dbos_url, ...``.
+The database fixtures (``dbos_url``, ``make_dbos``: each backend in turn) come from
+``tests/conftest.py``; the row helpers from :mod:`support.backends`.
 """
 
 from __future__ import annotations
@@ -25,33 +26,7 @@ from typing import Any
 
 import trio
 
-from support.backends import backend_of, run_blocking
-from support.dbos_fixtures import (
-    APP_NAME,
-    count_rows,
-    dbos_url,
-    execute,
-    make_dbos,
-    query,
-    status_row,
-    steps_of,
-)
-
-__all__ = [
-    "APP_NAME",
-    "Script",
-    "SideTable",
-    "count_rows",
-    "dbos_url",
-    "execute",
-    "make_dbos",
-    "max_overlap",
-    "query",
-    "start_script",
-    "status_row",
-    "steps_of",
-    "wait_until",
-]
+from support.backends import backend_of, query, run_blocking
 
 SUPPORT = Path(__file__).resolve().parent
 SCRIPTS = SUPPORT / "scripts"

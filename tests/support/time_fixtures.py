@@ -1,12 +1,13 @@
-"""Helpers for the tests of time and communication (issue 5): sleep, timeouts, messages,
-events, streams and the LISTEN/NOTIFY wakeups.
+"""Helpers for the tests of time and communication: sleep, timeouts, messages, events,
+streams and the LISTEN/NOTIFY wakeups.
 
 * ``db_url`` / ``new_dbos``: one migrated database per test *module* and backend (the
-  ``module_database_url`` fixture of :mod:`backends`: each backend in turn), and per test
-  a :class:`DBOS` with an application name, version and executor id of its own. Recovery,
-  the timeout sweep and dequeueing are all scoped by those, so tests sharing the database
-  never touch each other's rows, and no test pays for creating and dropping a database.
-  (``dbos_url``/``make_dbos`` from :mod:`dbos_fixtures` give a test a database of its own.)
+  ``module_database_url`` fixture of :mod:`support.backends`: each backend in turn), and
+  per test a :class:`DBOS` with an application name, version and executor id of its own.
+  Recovery, the timeout sweep and dequeueing are all scoped by those, so tests sharing the
+  database never touch each other's rows, and no test pays for creating and dropping a
+  database. (``dbos_url``/``make_dbos`` of :mod:`support.dbos_fixtures` give a test a
+  database of its own.)
 * ``notify``: a fixture parametrized over both notification modes, so every test that
   asks for it runs once with ``use_listen_notify=True`` and once with ``False``. SQLite
   has no LISTEN (the setting is ignored there), so its ``notify`` run is skipped: the
@@ -23,8 +24,8 @@ events, streams and the LISTEN/NOTIFY wakeups.
 * :class:`Stopwatch`: real elapsed seconds (tests measure real latency; the library
   itself never reads the wall clock outside ``_clock.py``).
 
-Import into a test module with ``from time_fixtures import ...``; the database fixtures
-``dbos_url``/``make_dbos`` come from :mod:`dbos_fixtures`.
+The fixtures are registered by ``tests/conftest.py``; the row helpers (``query``,
+``status_row``, ...) are :mod:`support.backends`'.
 """
 
 from __future__ import annotations
@@ -44,46 +45,8 @@ from dbos_trio.engine.executor import Executor
 from dbos_trio.sysdb.postgres.backend import PostgresSystemDatabase
 from dbos_trio.sysdb.postgres.driver import TrioConnection
 
-from support.backends import connected
-from support.dbos_fixtures import (
-    APP_NAME,
-    count_rows,
-    dbos_url,
-    execute,
-    make_dbos,
-    query,
-    reexecute,
-    status_row,
-    steps_of,
-    wait_until,
-)
-
-__all__ = [
-    "APP_NAME",
-    "CHANNELS",
-    "LISTEN_NOTIFY",
-    "NotifyWatcher",
-    "Stopwatch",
-    "count_rows",
-    "db_url",
-    "dbos_url",
-    "execute",
-    "executor_of",
-    "launch",
-    "listener_backend_pid",
-    "make_dbos",
-    "new_dbos",
-    "notify",
-    "postgres_backend",
-    "query",
-    "reexecute",
-    "running",
-    "status_row",
-    "steps_of",
-    "wait_for_waiter",
-    "wait_until",
-    "waiting_on",
-]
+from support.backends import connected, query
+from support.dbos_fixtures import wait_until
 
 CHANNELS = ("dbos_notifications_channel", "dbos_workflow_events_channel", "dbos_streams_channel")
 

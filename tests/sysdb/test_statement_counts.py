@@ -10,7 +10,7 @@ not of time. Two independent counters:
 * ``pg_stat_database.xact_commit`` of the test's own database, read after the executor's
   connections have closed (a backend flushes its statistics when it exits).
 
-PostgreSQL only (``postgres_only``): both counters are PostgreSQL's — the instrumented
+PostgreSQL only (``postgres_only_module``): both counters are PostgreSQL's — the instrumented
 psycopg driver and ``pg_stat_database`` — so nothing here runs on SQLite.
 """
 
@@ -19,25 +19,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 import trio
 from psycopg.conninfo import conninfo_to_dict
 
 from dbos_trio import DBOS, SetWorkflowID
 from dbos_trio.sysdb.postgres.driver import connect
 
-from support.backends import postgres_only
-from support.dbos_fixtures import (
-    Counts,
-    StatementCounter,
-    dbos_url,
-    make_dbos,
-    query,
-    reexecute,
-    statement_counter,
-)
+from support.backends import query
+from support.dbos_fixtures import Counts, StatementCounter, reexecute
 from support.pg_support import admin_url
 
-__all__ = ["dbos_url", "make_dbos", "postgres_only", "statement_counter"]
+pytestmark = pytest.mark.postgres_only_module(
+    "the instrumented psycopg driver and pg_stat_database count PostgreSQL's statements"
+)
 
 MakeDBOS = Callable[..., DBOS]
 

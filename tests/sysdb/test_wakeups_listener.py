@@ -5,7 +5,7 @@ What other processes see is observed on a LISTEN connection of the test's own
 The reconnect test kills the listener's server process with ``pg_terminate_backend``,
 found in ``pg_stat_activity`` as any operator would find it.
 
-PostgreSQL only (``postgres_only``): LISTEN/NOTIFY, its triggers and
+PostgreSQL only (``postgres_only_module``): LISTEN/NOTIFY, its triggers and
 ``pg_terminate_backend`` do not exist on SQLite, whose waiters always poll.
 """
 
@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
 import trio
 
 from dbos_trio import DBOS, SetWorkflowID
@@ -28,24 +29,21 @@ from dbos_trio.sysdb.postgres.notifier import Notifier
 from dbos_trio.sysdb.postgres.pool import Pool
 from dbos_trio.sysdb.wakeups import WakeupRegistry, event_key, message_key, stream_key
 
-from support.backends import postgres_only
+from support.backends import execute, query
+from support.dbos_fixtures import wait_until
 from support.time_fixtures import (
     NotifyWatcher,
     Stopwatch,
-    db_url,
-    dbos_url,
-    execute,
     listener_backend_pid,
-    make_dbos,
-    new_dbos,
     postgres_backend,
-    query,
     running,
     wait_for_waiter,
-    wait_until,
 )
 
-__all__ = ["db_url", "dbos_url", "make_dbos", "new_dbos", "postgres_only"]
+pytestmark = pytest.mark.postgres_only_module(
+    "LISTEN/NOTIFY, its triggers and pg_terminate_backend"
+)
+
 
 EVENTS = "dbos_workflow_events_channel"
 STREAMS = "dbos_streams_channel"
