@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import pytest
 
-from support.backends import POSTGRES_ONLY, POSTGRES_ONLY_MODULE, apply_backend_markers
+# Before anything of support is imported: its helpers' asserts report like a test's, and
+# support.backends, imported just below, is still rewritten as the plugin it also is.
+pytest.register_assert_rewrite("support")
+
+from support.backends import (  # noqa: E402
+    POSTGRES_ONLY,
+    POSTGRES_ONLY_MODULE,
+    apply_backend_markers,
+)
 
 pytest_plugins = [
     "support.backends",  # backend, *_template, system/module/empty_database_url
