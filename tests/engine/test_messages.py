@@ -24,8 +24,9 @@ from dbos_trio.sysdb.records import NULL_TOPIC
 from dbos_trio.sysdb.wakeups import message_key
 
 from support.backends import query, status_row, steps_of
-from support.dbos_fixtures import reexecute, wait_until
+from support.dbos_fixtures import reexecute
 from support.time_fixtures import Stopwatch, launch, running, wait_for_waiter, waiting_on
+from support.waiting import wait_until
 
 
 async def test_topics_are_separate_queues_and_each_is_fifo(

@@ -18,7 +18,8 @@ from dbos_trio import DBOSException, SetEnqueueOptions, SetWorkflowID
 
 from support.backends import execute, query
 from support.queue_apps import App, build_app
-from support.queue_fixtures import SideTable, max_overlap, wait_until
+from support.queue_fixtures import SideTable, max_overlap
+from support.waiting import wait_until
 
 FAST = 0.05
 

@@ -37,7 +37,8 @@ from dbos_trio.sysdb.postgres.backend import claim_statement
 
 from support.backends import execute, query, status_row
 from support.queue_apps import APP_NAME, App, build_app, expected_three_steps
-from support.queue_fixtures import SideTable, max_overlap, wait_until
+from support.queue_fixtures import SideTable, max_overlap
+from support.waiting import wait_until
 
 INTERNAL_QUEUE = "_dbos_internal_queue"
 FAST = 0.05  # polling interval for queues under test

@@ -28,7 +28,8 @@ from dbos_trio import (
 
 from support.backends import execute, query, status_row, steps_of
 from support.queue_apps import APP_NAME, build_app, expected_three_steps
-from support.queue_fixtures import SideTable, start_script, wait_until
+from support.queue_fixtures import SideTable, start_script
+from support.waiting import wait_until
 
 INTERNAL_QUEUE = "_dbos_internal_queue"
 

@@ -21,9 +21,10 @@ import trio
 from dbos_trio import DBOS, DBOSException, SetWorkflowID
 
 from support.backends import query, status_row, steps_of
-from support.dbos_fixtures import reexecute, wait_until
+from support.dbos_fixtures import reexecute
 from support.queue_fixtures import SCRIPTS, start_script
 from support.time_fixtures import Stopwatch, running
+from support.waiting import wait_until
 
 
 def load_script(name: str) -> ModuleType:

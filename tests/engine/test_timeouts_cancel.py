@@ -28,8 +28,8 @@ from dbos_trio.sysdb.records import NULL_TOPIC
 from dbos_trio.sysdb.wakeups import message_key
 
 from support.backends import execute, query, status_row, steps_of
-from support.dbos_fixtures import wait_until
 from support.time_fixtures import Stopwatch, running, wait_for_waiter
+from support.waiting import wait_until
 
 
 async def assert_cancelled_without_outcome(url: str, workflow_id: str) -> dict[str, Any]:

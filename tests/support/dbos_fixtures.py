@@ -176,15 +176,3 @@ class StatementCounter:
 @pytest.fixture
 def statement_counter(monkeypatch: pytest.MonkeyPatch) -> StatementCounter:
     return StatementCounter(monkeypatch)
-
-
-async def wait_until(predicate: Callable[[], Any], *, timeout: float = 10.0) -> None:
-    """Poll ``predicate`` (sync or async) until truthy, for at most ``timeout`` seconds."""
-    with trio.fail_after(timeout):
-        while True:
-            value = predicate()
-            if hasattr(value, "__await__"):
-                value = await value
-            if value:
-                return
-            await trio.sleep(0.01)

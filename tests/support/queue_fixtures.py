@@ -1,6 +1,5 @@
 """Helpers for the queue and recovery tests.
 
-* :func:`wait_until`: poll a condition (real time) instead of sleeping a fixed amount.
 * :class:`SideTable`: a table the tests' *step bodies* write to, on their own connection,
   so executions are counted outside the library under test.
 * :func:`max_overlap`: how many (start, end) intervals were open at once.
@@ -20,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,26 +30,6 @@ SUPPORT = Path(__file__).resolve().parent
 SCRIPTS = SUPPORT / "scripts"
 TESTS = SUPPORT.parent
 SRC = TESTS.parent / "src"
-
-
-async def wait_until(
-    check: Callable[[], Awaitable[bool]] | Callable[[], bool],
-    *,
-    timeout: float = 15.0,
-    interval: float = 0.02,
-    what: str = "condition",
-) -> None:
-    """Poll ``check`` (sync or async) until it is true; fail after ``timeout`` real seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await trio.sleep(interval)
 
 
 class SideTable:

@@ -46,7 +46,7 @@ from dbos_trio.sysdb.postgres.backend import PostgresSystemDatabase
 from dbos_trio.sysdb.postgres.driver import TrioConnection
 
 from support.backends import connected, query
-from support.dbos_fixtures import wait_until
+from support.waiting import wait_until
 
 CHANNELS = ("dbos_notifications_channel", "dbos_workflow_events_channel", "dbos_streams_channel")
 

@@ -30,7 +30,6 @@ from dbos_trio.sysdb.postgres.pool import Pool
 from dbos_trio.sysdb.wakeups import WakeupRegistry, event_key, message_key, stream_key
 
 from support.backends import execute, query
-from support.dbos_fixtures import wait_until
 from support.time_fixtures import (
     NotifyWatcher,
     Stopwatch,
@@ -39,6 +38,7 @@ from support.time_fixtures import (
     running,
     wait_for_waiter,
 )
+from support.waiting import wait_until
 
 pytestmark = pytest.mark.postgres_only_module(
     "LISTEN/NOTIFY, its triggers and pg_terminate_backend"
