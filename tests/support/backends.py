@@ -194,9 +194,15 @@ def _for_sqlite(statement: str) -> str:
 
 
 @asynccontextmanager
-async def connected(url: str) -> AsyncIterator[TrioConnection]:
-    """A PostgreSQL connection of the test's own (autocommit), closed after the block."""
-    conn = await connect(url, autocommit=True)
+async def connected(
+    url: str, *, autocommit: bool = True, **params: Any
+) -> AsyncIterator[TrioConnection]:
+    """A PostgreSQL connection of the test's own, closed after the block.
+
+    Autocommit unless ``autocommit=False``; ``params`` (``connect_timeout``, libpq
+    parameters, ...) go to the driver's :func:`~dbos_trio.sysdb.postgres.driver.connect`.
+    """
+    conn = await connect(url, autocommit=autocommit, **params)
     try:
         yield conn
     finally:

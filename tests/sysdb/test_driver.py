@@ -12,8 +12,8 @@ import random
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import aclosing, asynccontextmanager
+from collections.abc import Iterator
+from contextlib import aclosing
 from typing import Any
 
 import psycopg
@@ -27,6 +27,7 @@ from psycopg.waiting import Wait
 from dbos_trio.sysdb.postgres import waiting
 from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
 
+from support.backends import connected
 from support.pg_support import fresh_database
 from support.scripts.interrupt_query import interrupt
 
@@ -42,16 +43,6 @@ def database_url() -> Iterator[str]:
 
 def unique(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:10]}"
-
-
-@asynccontextmanager
-async def connected(url: str, **params: Any) -> AsyncIterator[TrioConnection]:
-    params.setdefault("autocommit", True)
-    conn = await connect(url, **params)
-    try:
-        yield conn
-    finally:
-        await conn.close()
 
 
 async def scalar(conn: TrioConnection, query: str, params: Any = None) -> Any:

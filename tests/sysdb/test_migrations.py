@@ -20,8 +20,6 @@ from __future__ import annotations
 import difflib
 import logging
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +38,8 @@ from dbos_trio.sysdb.migrations import (
     quote_identifier,
 )
 from dbos_trio.sysdb.postgres import migrate as runner
-from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
 
+from support.backends import connected
 from support.catalog import dump_catalog
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -56,15 +54,6 @@ ONLINE_AT_125 = {
 
 
 # ---------------------------------------------------------------------------- helpers
-
-
-@asynccontextmanager
-async def connected(url: str, *, autocommit: bool = False) -> AsyncIterator[TrioConnection]:
-    conn = await connect(url, autocommit=autocommit)
-    try:
-        yield conn
-    finally:
-        await conn.close()
 
 
 def catalog_of(url: str, schema: str) -> str:
@@ -190,7 +179,7 @@ async def test_migrating_an_empty_database_matches_official_dbos(
     empty_database_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="dbos_trio.migrate")
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         started = time.monotonic()
         version = await runner.migrate(conn)
         elapsed = time.monotonic() - started
@@ -206,7 +195,7 @@ async def test_migrating_an_empty_database_matches_official_dbos(
 
 
 async def test_without_listen_notify_there_are_no_triggers(empty_database_url: str) -> None:
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         assert await runner.migrate(conn, use_listen_notify=False) == LATEST_VERSION
     assert recorded_versions(empty_database_url, "dbos") == [LATEST_VERSION]
     catalog = catalog_of(empty_database_url, "dbos")
@@ -215,7 +204,7 @@ async def test_without_listen_notify_there_are_no_triggers(empty_database_url: s
 
 
 async def test_a_schema_name_that_needs_quoting(empty_database_url: str) -> None:
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         assert await runner.migrate(conn, ODD_SCHEMA) == LATEST_VERSION
         assert await runner.verify(conn, ODD_SCHEMA) == LATEST_VERSION
     assert not schema_exists(empty_database_url, "dbos")
@@ -230,7 +219,7 @@ async def test_two_concurrent_migrations_both_succeed(
     results: list[int] = []
 
     async def one_migrator() -> None:
-        async with connected(empty_database_url) as conn:
+        async with connected(empty_database_url, autocommit=False) as conn:
             results.append(await runner.migrate(conn))
 
     async with trio.open_nursery() as nursery:
@@ -245,7 +234,7 @@ async def test_two_concurrent_migrations_both_succeed(
 
 
 async def test_rerunning_is_a_no_op(empty_database_url: str) -> None:
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         await runner.migrate(conn)
     # Record every DDL command the database runs from now on.
     with psycopg.connect(empty_database_url, autocommit=True) as admin:
@@ -257,7 +246,7 @@ async def test_rerunning_is_a_no_op(empty_database_url: str) -> None:
         admin.execute(
             "CREATE EVENT TRIGGER log_ddl ON ddl_command_start EXECUTE FUNCTION public.log_ddl()"
         )
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         started = time.monotonic()
         assert await runner.migrate(conn) == LATEST_VERSION
         assert await runner.migrate(conn, use_listen_notify=False) == LATEST_VERSION
@@ -271,7 +260,7 @@ async def test_rerunning_is_a_no_op(empty_database_url: str) -> None:
 async def test_an_invalid_index_from_a_failed_online_build_is_replaced(
     empty_database_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         await runner.migrate(conn)
     # Rewind to just before migration 115 and leave what a failed concurrent build of its
     # index leaves behind: an INVALID index holding the name.
@@ -290,7 +279,7 @@ async def test_an_invalid_index_from_a_failed_online_build_is_replaced(
     assert "[INVALID]" in catalog_of(empty_database_url, "dbos")
 
     caplog.set_level(logging.INFO, logger="dbos_trio.migrate")
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         assert await runner.migrate(conn) == LATEST_VERSION
     assert any("invalid index" in r.getMessage() for r in caplog.records)
     assert recorded_versions(empty_database_url, "dbos") == [LATEST_VERSION]
@@ -304,7 +293,7 @@ async def test_a_failed_migration_records_nothing_and_releases_the_lock(
     with psycopg.connect(empty_database_url, autocommit=True) as admin:
         admin.execute("CREATE SCHEMA dbos")
         admin.execute("CREATE TABLE dbos.streams (x INT)")
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         with pytest.raises(psycopg.errors.DuplicateTable):
             await runner.migrate(conn)
         assert not conn.autocommit
@@ -320,7 +309,7 @@ async def test_a_failed_migration_records_nothing_and_releases_the_lock(
     # Once the obstacle is gone, a retry completes.
     with psycopg.connect(empty_database_url, autocommit=True) as admin:
         admin.execute("DROP TABLE dbos.streams")
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         assert await runner.migrate(conn) == LATEST_VERSION
     assert_same_catalog(OFFICIAL, catalog_of(empty_database_url, "dbos"))
 
@@ -340,7 +329,7 @@ async def test_cancelling_a_migration_midway_leaves_a_resumable_database(
                 self.scope.cancel()
 
     logger = logging.getLogger("dbos_trio.migrate")
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         with trio.CancelScope() as scope:
             handler = CancelAt(scope)
             logger.addHandler(handler)
@@ -358,7 +347,7 @@ async def test_cancelling_a_migration_midway_leaves_a_resumable_database(
     assert recorded_versions(empty_database_url, "dbos") == [22]
     rows = sync_query(empty_database_url, "SELECT pg_try_advisory_lock(%s)", (1234567890,))
     assert rows == [(True,)]
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         assert await runner.migrate(conn) == LATEST_VERSION
     assert_same_catalog(OFFICIAL, catalog_of(empty_database_url, "dbos"))
 
@@ -366,7 +355,7 @@ async def test_cancelling_a_migration_midway_leaves_a_resumable_database(
 async def test_verify_only_refuses_an_unmigrated_database_and_creates_nothing(
     empty_database_url: str,
 ) -> None:
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         with pytest.raises(DBOSInitializationError) as missing:
             await runner.ensure_schema(conn, run_migrations=False)
     assert "no schema 'dbos'" in str(missing.value)
@@ -374,7 +363,7 @@ async def test_verify_only_refuses_an_unmigrated_database_and_creates_nothing(
     assert not schema_exists(empty_database_url, "dbos")
 
     make_bookkeeping(empty_database_url, "dbos", 108)
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         with pytest.raises(DBOSInitializationError) as behind:
             await runner.verify(conn)
     message = str(behind.value)
@@ -387,9 +376,9 @@ async def test_verify_only_refuses_an_unmigrated_database_and_creates_nothing(
 
 
 async def test_verify_only_accepts_a_migrated_database(empty_database_url: str) -> None:
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         await runner.migrate(conn)
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         assert await runner.ensure_schema(conn, run_migrations=False) == LATEST_VERSION
         assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
 
@@ -399,7 +388,7 @@ async def test_a_database_ahead_of_us_is_left_alone(
 ) -> None:
     make_bookkeeping(empty_database_url, "dbos", 200)
     caplog.set_level(logging.INFO, logger="dbos_trio.migrate")
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         assert await runner.migrate(conn) == 200
         assert await runner.verify(conn) == 200
     assert recorded_versions(empty_database_url, "dbos") == [200]
@@ -418,7 +407,7 @@ async def test_lock_wait_is_bounded_in_real_time_under_a_mock_clock(
     caplog.set_level(logging.WARNING, logger="dbos_trio.migrate")
     with psycopg.connect(empty_database_url, autocommit=True) as holder:
         holder.execute("SELECT pg_advisory_lock(%s)", (runner.MIGRATION_LOCK_ID,))
-        async with connected(empty_database_url) as conn:
+        async with connected(empty_database_url, autocommit=False) as conn:
             started = time.monotonic()
             assert await runner.migrate(conn, lock_timeout=0.5) == LATEST_VERSION
             waited = time.monotonic() - started
@@ -433,7 +422,7 @@ async def test_lock_wait_is_bounded_in_real_time_under_a_mock_clock(
 async def test_sql_enqueue_and_send_functions_keep_the_official_contract(
     empty_database_url: str,
 ) -> None:
-    async with connected(empty_database_url) as conn:
+    async with connected(empty_database_url, autocommit=False) as conn:
         await runner.migrate(conn)
     with psycopg.connect(empty_database_url, autocommit=True) as c:
         wf = c.execute(
