@@ -1,18 +1,21 @@
-"""The SQLite system database on its own: schema, fencing, claims, messages, streams.
+"""The system-database protocol, one suite for both backends: schema, fencing, claims,
+recovery, messages, events and streams.
 
-Each test opens a fresh database file and drives :class:`SQLiteSystemDatabase` through the
-protocol, looking at rows with a plain ``sqlite3`` connection of its own. Times are made up
-(epoch milliseconds from 1_000_000), as the engine's clock would pass them.
+Every test here runs twice, through the parametrized ``backend`` fixture: on PostgreSQL
+(a fresh copy of a migrated template database) and on SQLite (a fresh copy of a migrated
+file), each opened with :func:`~dbos_trio.sysdb.open.open_system_database` as ``DBOS``
+opens it. The two backends share one implementation of the protocol, so what it promises
+holds alike on both. Rows are looked at on a connection of the test's own, with the
+backend-neutral helpers of :mod:`support.backends` (tables written ``{t}workflow_status``);
+records and made-up times come from :mod:`support.sysdb_records`.
+
+What only SQLite does (its file, WAL, busy locks, ``:memory:``, ``sqlite:///`` URLs, its
+migration corpus) is ``tests/sysdb/test_sqlite_specific.py``.
 """
 
 from __future__ import annotations
 
-import os
-import sqlite3
-import subprocess
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -22,7 +25,6 @@ import trio
 from dbos_trio import (
     DBOS,
     Config,
-    DBOSInitializationError,
     DBOSNonExistentWorkflowError,
     DBOSQueueDeduplicatedError,
     DBOSStepNondeterminismError,
@@ -32,309 +34,46 @@ from dbos_trio import (
     SystemDatabaseError,
 )
 from dbos_trio.core.admission import QueueConfig, RateLimit
-from dbos_trio.sysdb.migrations import LATEST_VERSION
-from dbos_trio.sysdb.protocol import QueueContention
-from dbos_trio.sysdb.records import (
-    Caller,
-    ClaimRequest,
-    NewWorkflow,
-    ParentStep,
-    RecordedStep,
-    WorkflowFilters,
-)
-from dbos_trio.sysdb.sqlite import migrate
-from dbos_trio.sysdb.sqlite.backend import SQLiteSystemDatabase
-from dbos_trio.sysdb.wakeups import WakeupRegistry, message_key
-from dbos_trio.testing import sqlite_url
+from dbos_trio.sysdb.open import open_system_database
+from dbos_trio.sysdb.protocol import SystemDatabase
+from dbos_trio.sysdb.records import WorkflowFilters
+from dbos_trio.sysdb.wakeups import message_key
 
-from support.backends import backend_of, query
+from support.backends import backend_of, execute, query, status_row
+from support.sysdb_records import (
+    APP,
+    T0,
+    caller,
+    claim_request,
+    parent_step,
+    queued,
+    step,
+    workflow,
+)
 from support.time_fixtures import wait_for_waiter
 
-APP = "app"
-T0 = 1_000_000
+
+@pytest.fixture
+def url(system_database_url: str) -> str:
+    """The test's fresh, migrated system database, on this run's backend."""
+    return system_database_url
 
 
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "system.sqlite"
-
-
-@pytest.fixture
-async def db(db_path: Path) -> AsyncIterator[SQLiteSystemDatabase]:
-    backend = await SQLiteSystemDatabase.open(sqlite_url(db_path))
+async def db(url: str) -> AsyncIterator[SystemDatabase]:
+    """The system database at ``url``, opened as ``DBOS`` opens it; closed after the test."""
+    opened = await open_system_database(url)
     try:
-        yield backend
+        yield opened
     finally:
-        await backend.close()
-
-
-def rows(path: Path, query: str, *params: Any) -> list[tuple[Any, ...]]:
-    """Read with a connection of the test's own."""
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute(query, params).fetchall()
-    finally:
-        conn.close()
-
-
-def status_of(path: Path, workflow_id: str) -> dict[str, Any]:
-    conn = sqlite3.connect(path)
-    conn.row_factory = sqlite3.Row
-    try:
-        row = conn.execute(
-            "SELECT * FROM workflow_status WHERE workflow_uuid = ?", (workflow_id,)
-        ).fetchone()
-        assert row is not None, workflow_id
-        return dict(row)
-    finally:
-        conn.close()
-
-
-def workflow(workflow_id: str, **fields: Any) -> NewWorkflow:
-    """A directly started (PENDING, owned by ``owner-<id>``) workflow unless overridden."""
-    values: dict[str, Any] = {
-        "workflow_id": workflow_id,
-        "status": "PENDING",
-        "name": "wf",
-        "class_name": None,
-        "config_name": None,
-        "inputs": f"inputs-of-{workflow_id}",
-        "serialization": "py_pickle",
-        "creator_xid": f"creator-{workflow_id}",
-        "owner_xid": f"owner-{workflow_id}",
-        "recovery_attempts": 1,
-        "created_at_ms": T0,
-        "executor_id": "exec",
-        "application_version": "v1",
-        "application_name": APP,
-    }
-    values.update(fields)
-    return NewWorkflow(**values)
-
-
-def queued(workflow_id: str, queue: str = "q", **fields: Any) -> NewWorkflow:
-    defaults: dict[str, Any] = {
-        "status": "ENQUEUED",
-        "owner_xid": None,
-        "recovery_attempts": 0,
-        "queue_name": queue,
-    }
-    defaults.update(fields)
-    return workflow(workflow_id, **defaults)
-
-
-def claim_request(queue: str = "q", **fields: Any) -> ClaimRequest:
-    values: dict[str, Any] = {
-        "queue_name": queue,
-        "partition_key": None,
-        "owner_xid": "claimer",
-        "executor_id": "exec-2",
-        "application_version": "v1",
-        "application_name": APP,
-        "runs_latest_version": True,
-        "workflow_names": ("wf",),
-        "now_ms": T0 + 1000,
-        "local_budget": None,
-        "global_concurrency": None,
-        "rate_limit_max": None,
-        "rate_limit_period_ms": None,
-        "partition_concurrency": None,
-        "partition_rate_limit_max": None,
-        "partition_rate_limit_period_ms": None,
-        "consistent": False,
-        "rate_limited": False,
-    }
-    values.update(fields)
-    return ClaimRequest(**values)
-
-
-def step(function_id: int, name: str = "step", output: str | None = "out") -> RecordedStep:
-    return RecordedStep(
-        function_id=function_id,
-        function_name=name,
-        output=output,
-        error=None,
-        serialization="py_pickle",
-        started_at_ms=T0,
-        completed_at_ms=T0 + function_id,
-    )
-
-
-def caller(workflow_id: str, function_id: int, *, owner: str | None = None) -> Caller:
-    return Caller(
-        workflow_id=workflow_id,
-        owner_xid=owner or f"owner-{workflow_id}",
-        function_id=function_id,
-        started_at_ms=T0,
-        application_name=APP,
-    )
-
-
-# --- the schema and its migrations ------------------------------------------------------
-
-
-async def test_a_fresh_file_is_migrated_to_the_latest_version_in_wal_mode(
-    db: SQLiteSystemDatabase, db_path: Path
-) -> None:
-    assert rows(db_path, "SELECT version FROM dbos_migrations") == [(LATEST_VERSION,)]
-    assert rows(db_path, "PRAGMA journal_mode") == [("wal",)]
-    raw = db.connection.raw
-    assert raw.execute("PRAGMA foreign_keys").fetchone() == (1,)
-    assert raw.execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
-    assert raw.execute("PRAGMA busy_timeout").fetchone() == (0,)
-
-
-def test_the_corpus_numbers_sqlite_history_1_to_40_then_the_shared_100_to_125() -> None:
-    versions = [m.version for m in migrate.load_migrations()]
-    assert versions == [*range(1, 41), *range(100, 126)]
-    empty = [m.version for m in migrate.load_migrations() if not m.statements]
-    assert empty == [105, 113]  # PostgreSQL's SQL functions: nothing to do in SQLite
-
-
-def _catalog(path: Path) -> dict[str, Any]:
-    """Tables (columns, defaults, keys, foreign keys) and indexes, comparable across files."""
-    conn = sqlite3.connect(path)
-    try:
-        catalog: dict[str, Any] = {}
-        for kind, name, table in conn.execute(
-            "SELECT type, name, tbl_name FROM sqlite_master ORDER BY name"
-        ):
-            if kind == "table":
-                catalog[name] = (
-                    conn.execute(f'PRAGMA table_xinfo("{name}")').fetchall(),
-                    conn.execute(f'PRAGMA foreign_key_list("{name}")').fetchall(),
-                )
-            elif kind == "index":
-                flags = conn.execute(
-                    'SELECT "unique", "partial" FROM pragma_index_list(?) WHERE name = ?',
-                    (table, name),
-                ).fetchall()
-                sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (name,))
-                catalog[name] = (
-                    table,
-                    conn.execute(f'PRAGMA index_xinfo("{name}")').fetchall(),
-                    flags,
-                    " ".join((sql.fetchone()[0] or "").split()),
-                )
-        return catalog
-    finally:
-        conn.close()
-
-
-def official_python() -> Path | None:
-    """The official dbos 3.4's interpreter, as the interop tests install it (never here)."""
-    configured = os.environ.get("DBOS_TRIO_OFFICIAL_VENV")
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    major, minor = sys.version_info[:2]
-    venv = (
-        Path(configured)
-        if configured
-        else cache / "dbos_trio" / f"official-dbos-3.4-py{major}.{minor}"
-    )
-    python = venv / "bin" / "python"
-    if (venv / ".dbos-trio-complete").exists() and python.exists():
-        return python
-    return None
-
-
-# Replays the official SDK's own SQLite migration list the way its runner does.
-OFFICIAL_MIGRATE = """
-import sqlite3, sys
-from dbos._migration import sqlite_migrations
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("PRAGMA foreign_keys=ON")
-conn.execute("BEGIN IMMEDIATE")
-conn.execute("CREATE TABLE dbos_migrations (version INTEGER NOT NULL PRIMARY KEY)")
-for sql in sqlite_migrations:
-    for statement in [s.strip() for s in sql.split(";") if s.strip()]:
-        conn.execute(statement)
-conn.execute("INSERT INTO dbos_migrations (version) VALUES (?)", (len(sqlite_migrations),))
-conn.execute("COMMIT")
-"""
-
-
-def _official_database(path: Path) -> None:
-    python = official_python()
-    if python is None:
-        pytest.skip(
-            "the official dbos 3.4 virtualenv is not installed (see tests/integration/interop)"
-        )
-    subprocess.run([str(python), "-c", OFFICIAL_MIGRATE, str(path)], check=True, timeout=120)
-
-
-async def test_the_schema_is_the_one_the_official_sdk_creates_in_sqlite(
-    db: SQLiteSystemDatabase, db_path: Path, tmp_path: Path
-) -> None:
-    official = tmp_path / "official.sqlite"
-    _official_database(official)
-    ours, theirs = _catalog(db_path), _catalog(official)
-    assert sorted(ours) == sorted(theirs)
-    for name in theirs:
-        assert ours[name] == theirs[name], name
-
-
-async def test_a_database_the_official_sdk_migrated_opens_without_migrating(
-    tmp_path: Path,
-) -> None:
-    official = tmp_path / "official.sqlite"
-    _official_database(official)
-    backend = await SQLiteSystemDatabase.open(sqlite_url(official), run_migrations=False)
-    try:
-        await backend.init_workflow(workflow("w"), None)
-        await backend.record_step("owner-w", step(1), workflow_id="w", application_name=APP)
-        assert list(await backend.load_steps("w")) == [1]
-    finally:
-        await backend.close()
-
-
-async def test_migrating_again_changes_nothing_and_a_newer_database_is_left_alone(
-    db_path: Path,
-) -> None:
-    url = sqlite_url(db_path)
-    for _ in range(2):
-        backend = await SQLiteSystemDatabase.open(url)
-        assert await migrate.migrate(backend.connection) == []
-        await backend.close()
-    conn = sqlite3.connect(db_path)
-    conn.execute("UPDATE dbos_migrations SET version = ?", (LATEST_VERSION + 5,))
-    conn.commit()
-    conn.close()
-    backend = await SQLiteSystemDatabase.open(url)
-    await backend.close()
-    assert rows(db_path, "SELECT version FROM dbos_migrations") == [(LATEST_VERSION + 5,)]
-
-
-async def test_without_migrations_a_missing_file_is_refused_and_not_created(
-    tmp_path: Path,
-) -> None:
-    missing = tmp_path / "missing.sqlite"
-    with pytest.raises(DBOSInitializationError, match="does not exist"):
-        await SQLiteSystemDatabase.open(sqlite_url(missing), run_migrations=False)
-    assert not missing.exists()
-
-
-async def test_without_migrations_a_database_behind_this_build_is_refused(db_path: Path) -> None:
-    sqlite3.connect(db_path).close()  # exists, but empty
-    with pytest.raises(DBOSInitializationError, match="behind"):
-        await SQLiteSystemDatabase.open(sqlite_url(db_path), run_migrations=False)
-
-
-async def test_urls_must_name_a_file_and_an_in_memory_database_works() -> None:
-    for bad in ("sqlite://x.sqlite", "sqlite:///", "sqlite:///x.sqlite?mode=ro"):
-        with pytest.raises(DBOSInitializationError):
-            await SQLiteSystemDatabase.open(bad)
-    backend = await SQLiteSystemDatabase.open("sqlite:///:memory:")
-    try:
-        assert (await backend.init_workflow(workflow("w"), None)).created
-    finally:
-        await backend.close()
+        await opened.close()
 
 
 # --- starting workflows -------------------------------------------------------------------
 
 
 async def test_init_creates_a_row_once_and_returns_it_untouched_afterwards(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     first = await db.init_workflow(workflow("w"), None)
     again = await db.init_workflow(
@@ -342,15 +81,15 @@ async def test_init_creates_a_row_once_and_returns_it_untouched_afterwards(
     )
     assert first.created and not again.created
     assert (again.status, again.name) == ("PENDING", "wf")
-    row = status_of(db_path, "w")
+    row = await status_row(url, "w")
     assert (row["recovery_attempts"], row["creator_xid"]) == (1, "creator-w")
-    assert rows(db_path, "SELECT inputs FROM workflow_input") == [("inputs-of-w",)]
+    assert await query(url, "SELECT inputs FROM {t}workflow_input") == [("inputs-of-w",)]
     # The same creator retrying (its reply was lost) learns the row is its own.
     assert (await db.init_workflow(workflow("w"), None)).created
 
 
 async def test_init_returns_the_stored_outcome_of_a_finished_workflow(
-    db: SQLiteSystemDatabase,
+    db: SystemDatabase,
 ) -> None:
     await db.init_workflow(workflow("w"), None)
     assert await db.record_outcome(
@@ -366,7 +105,7 @@ async def test_init_returns_the_stored_outcome_of_a_finished_workflow(
 
 
 async def test_a_deduplication_id_is_held_once_per_queue_until_the_holder_finishes(
-    db: SQLiteSystemDatabase,
+    db: SystemDatabase,
 ) -> None:
     await db.init_workflow(queued("a", deduplication_id="d"), None)
     with pytest.raises(DBOSQueueDeduplicatedError):
@@ -381,26 +120,15 @@ async def test_a_deduplication_id_is_held_once_per_queue_until_the_holder_finish
     assert claimed.workflow_id == "a"
 
 
-def parent_step(function_id: int = 1, *, owner: str = "owner-p") -> ParentStep:
-    return ParentStep(
-        workflow_id="p",
-        owner_xid=owner,
-        function_id=function_id,
-        function_name="child_wf",
-        started_at_ms=T0,
-        application_name=APP,
-    )
-
-
 async def test_a_child_start_records_the_parents_checkpoint_under_the_parents_fence(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     await db.init_workflow(workflow("p"), None)
     started = await db.init_workflow(workflow("p-1", parent_workflow_id="p"), parent_step())
     assert started.created and started.recorded_child_id == "p-1"
-    assert rows(
-        db_path,
-        "SELECT function_id, function_name, child_workflow_id FROM operation_outputs",
+    assert await query(
+        url,
+        "SELECT function_id, function_name, child_workflow_id FROM {t}operation_outputs",
     ) == [(1, "child_wf", "p-1")]
     # A later execution starting another child at the same step id learns the first one.
     other = await db.init_workflow(workflow("p-1b", parent_workflow_id="p"), parent_step())
@@ -411,16 +139,15 @@ async def test_a_child_start_records_the_parents_checkpoint_under_the_parents_fe
     await db.cancel_workflows(["p"], T0 + 1)
     with pytest.raises(DBOSWorkflowCancelledError):
         await db.init_workflow(workflow("p-3"), parent_step(3))
-    assert rows(db_path, "SELECT count(*) FROM workflow_status WHERE workflow_uuid IN "
-                "('p-2', 'p-3')") == [(0,)]  # fmt: skip
+    assert await query(
+        url, "SELECT count(*) FROM {t}workflow_status WHERE workflow_uuid IN ('p-2', 'p-3')"
+    ) == [(0,)]
 
 
 # --- ownership fencing --------------------------------------------------------------------
 
 
-async def test_only_the_owning_execution_records_steps(
-    db: SQLiteSystemDatabase, db_path: Path
-) -> None:
+async def test_only_the_owning_execution_records_steps(db: SystemDatabase, url: str) -> None:
     await db.init_workflow(workflow("w"), None)
     with pytest.raises(DBOSWorkflowConflictIDError):
         await db.record_step("stale", step(1), workflow_id="w", application_name=APP)
@@ -431,11 +158,11 @@ async def test_only_the_owning_execution_records_steps(
     with pytest.raises(DBOSWorkflowCancelledError):
         await db.record_step("owner-w", step(2), workflow_id="w", application_name=APP)
     assert list(await db.load_steps("w")) == [1]
-    assert status_of(db_path, "w")["owner_xid"] is None
+    assert (await status_row(url, "w"))["owner_xid"] is None
 
 
 async def test_recording_the_same_step_again_is_harmless_and_a_different_one_is_refused(
-    db: SQLiteSystemDatabase,
+    db: SystemDatabase,
 ) -> None:
     await db.init_workflow(workflow("w"), None)
     await db.record_step("owner-w", step(1), workflow_id="w", application_name=APP)
@@ -445,7 +172,7 @@ async def test_recording_the_same_step_again_is_harmless_and_a_different_one_is_
 
 
 async def test_the_outcome_is_written_once_only_by_the_owner_of_a_pending_row(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     await db.init_workflow(workflow("w", deduplication_id="d", queue_name="q"), None)
 
@@ -459,12 +186,12 @@ async def test_the_outcome_is_written_once_only_by_the_owner_of_a_pending_row(
     assert not await finish("owner-w", "twice")
     outcome = await db.get_outcome("w")
     assert outcome is not None and (outcome.status, outcome.output) == ("SUCCESS", "ours")
-    row = status_of(db_path, "w")
+    row = await status_row(url, "w")
     assert (row["owner_xid"], row["deduplication_id"], row["completed_at"]) == (None, None, T0 + 3)
 
 
 async def test_messages_events_and_streams_are_fenced_by_the_owner_too(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     await db.init_workflow(workflow("w"), None)
     await db.init_workflow(workflow("dest"), None)
@@ -486,24 +213,14 @@ async def test_messages_events_and_streams_are_fenced_by_the_owner_too(
     with pytest.raises(DBOSWorkflowConflictIDError):
         await db.consume_message(caller("dest", 1, owner="stale"), "t", T0)
     for table in ("notifications", "workflow_events", "streams", "operation_outputs"):
-        assert rows(db_path, f"SELECT count(*) FROM {table}") == [(0,)], table
-
-
-async def test_a_call_cancelled_before_it_runs_writes_nothing(
-    db: SQLiteSystemDatabase,
-) -> None:
-    with trio.CancelScope() as scope:
-        scope.cancel()
-        await db.init_workflow(workflow("w"), None)
-    assert scope.cancelled_caught
-    assert await db.get_outcome("w") is None
+        assert await query(url, "SELECT count(*) FROM {t}" + table) == [(0,)], table
 
 
 # --- claims ------------------------------------------------------------------------------
 
 
 async def test_a_claim_takes_rows_by_priority_then_age_and_stamps_the_attempt(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     await db.init_workflow(queued("old", created_at_ms=T0, priority=5), None)
     await db.init_workflow(queued("urgent", created_at_ms=T0 + 50, priority=1), None)
@@ -514,7 +231,7 @@ async def test_a_claim_takes_rows_by_priority_then_age_and_stamps_the_attempt(
     assert all(c.recovery_attempts == 1 for c in claimed)
     assert claimed[0].inputs == "inputs-of-urgent"
     assert claimed[3].deadline_epoch_ms == T0 + 600
-    row = status_of(db_path, "old")
+    row = await status_row(url, "old")
     assert (row["status"], row["owner_xid"], row["executor_id"], row["started_at_epoch_ms"]) == (
         "PENDING",
         "claimer",
@@ -525,7 +242,7 @@ async def test_a_claim_takes_rows_by_priority_then_age_and_stamps_the_attempt(
 
 
 async def test_a_claim_spends_no_more_than_the_local_budget_and_global_concurrency(
-    db: SQLiteSystemDatabase,
+    db: SystemDatabase,
 ) -> None:
     for i in range(6):
         await db.init_workflow(queued(f"w{i}", created_at_ms=T0 + i), None)
@@ -540,7 +257,7 @@ async def test_a_claim_spends_no_more_than_the_local_budget_and_global_concurren
 
 
 async def test_a_claim_honours_the_rate_limit_window_finished_runs_included(
-    db: SQLiteSystemDatabase,
+    db: SystemDatabase,
 ) -> None:
     for i in range(7):
         await db.init_workflow(queued(f"w{i}", created_at_ms=T0 + i), None)
@@ -562,7 +279,7 @@ async def test_a_claim_honours_the_rate_limit_window_finished_runs_included(
 
 
 async def test_a_partition_claim_takes_its_partition_within_its_budgets(
-    db: SQLiteSystemDatabase,
+    db: SystemDatabase,
 ) -> None:
     for i in range(3):
         await db.init_workflow(queued(f"a{i}", queue_partition_key="a", created_at_ms=T0 + i), None)
@@ -584,7 +301,7 @@ async def test_a_partition_claim_takes_its_partition_within_its_budgets(
 
 
 async def test_a_claim_takes_its_own_version_and_version_less_rows_only_when_latest(
-    db: SQLiteSystemDatabase,
+    db: SystemDatabase,
 ) -> None:
     await db.init_workflow(queued("mine", application_version="v1"), None)
     await db.init_workflow(queued("any", application_version=None), None)
@@ -595,7 +312,7 @@ async def test_a_claim_takes_its_own_version_and_version_less_rows_only_when_lat
 
 
 async def test_a_claim_takes_rows_of_its_application_or_unclaimed_and_of_known_workflows(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     await db.init_workflow(queued("ours", created_at_ms=T0), None)
     await db.init_workflow(queued("nobodys", application_name=None, created_at_ms=T0 + 1), None)
@@ -603,56 +320,11 @@ async def test_a_claim_takes_rows_of_its_application_or_unclaimed_and_of_known_w
     await db.init_workflow(queued("unknown", name="not_registered"), None)
     claimed = await db.claim(claim_request())
     assert [c.workflow_id for c in claimed] == ["ours", "nobodys"]
-    assert status_of(db_path, "nobodys")["application_name"] == APP  # claimed for us
-
-
-async def test_a_claim_backs_off_while_another_connection_writes(
-    db: SQLiteSystemDatabase, db_path: Path
-) -> None:
-    await db.init_workflow(queued("w"), None)
-    other = sqlite3.connect(db_path, isolation_level=None, timeout=0)
-    try:
-        other.execute("BEGIN IMMEDIATE")
-        with pytest.raises(QueueContention):
-            await db.claim(claim_request())
-        other.execute("COMMIT")
-    finally:
-        other.close()
-    assert len(await db.claim(claim_request())) == 1
-
-
-async def test_a_write_waits_out_another_connection_without_blocking_the_loop(
-    db: SQLiteSystemDatabase, db_path: Path
-) -> None:
-    other = sqlite3.connect(db_path, isolation_level=None, timeout=0)
-    other.execute("BEGIN IMMEDIATE")
-    ticks = 0
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await trio.sleep(0.001)
-
-    async def release_later() -> None:
-        await trio.sleep(0.05)
-        other.execute("COMMIT")
-
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(tick)
-            nursery.start_soon(release_later)
-            created = await db.init_workflow(workflow("w"), None)
-            nursery.cancel_scope.cancel()
-    finally:
-        other.close()
-    assert created.created
-    assert db.connection.busy_retries > 0
-    assert ticks > 5  # the loop kept running while the write waited
+    assert (await status_row(url, "nobodys"))["application_name"] == APP  # claimed for us
 
 
 async def test_a_closed_database_fails_as_a_system_database_error(
-    db: SQLiteSystemDatabase,
+    db: SystemDatabase,
 ) -> None:
     await db.close()
     with pytest.raises(SystemDatabaseError):
@@ -663,7 +335,7 @@ async def test_a_closed_database_fails_as_a_system_database_error(
 
 
 async def test_recovery_reenqueues_this_executors_pending_rows_of_this_version_only(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     await db.init_workflow(workflow("direct"), None)
     await db.init_workflow(queued("queued"), None)
@@ -672,26 +344,29 @@ async def test_recovery_reenqueues_this_executors_pending_rows_of_this_version_o
     await db.init_workflow(workflow("old", application_version="v0"), None)
     await db.init_workflow(workflow("foreign", application_name="other"), None)
     assert await db.reenqueue_abandoned("exec", "v1", APP, T0 + 5) == 2
-    assert (status_of(db_path, "direct")["status"], status_of(db_path, "direct")["queue_name"]) == (
+    assert (
+        (await status_row(url, "direct"))["status"],
+        (await status_row(url, "direct"))["queue_name"],
+    ) == (
         "ENQUEUED",
         "_dbos_internal_queue",
     )
-    assert status_of(db_path, "queued")["queue_name"] == "q"
-    assert status_of(db_path, "queued")["owner_xid"] is None
+    assert (await status_row(url, "queued"))["queue_name"] == "q"
+    assert (await status_row(url, "queued"))["owner_xid"] is None
     for untouched in ("elsewhere", "old", "foreign"):
-        assert status_of(db_path, untouched)["status"] == "PENDING"
+        assert (await status_row(url, untouched))["status"] == "PENDING"
     [again] = await db.claim(claim_request(queue="_dbos_internal_queue"))
     assert (again.workflow_id, again.recovery_attempts) == ("direct", 2)
 
 
 async def test_a_row_is_dead_lettered_only_if_its_attempts_did_not_move(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     await db.init_workflow(queued("w", deduplication_id="d"), None)
     [claimed] = await db.claim(claim_request())
     assert not await db.dead_letter("w", claimed.recovery_attempts + 1, T0 + 7)
     assert await db.dead_letter("w", claimed.recovery_attempts, T0 + 7)
-    row = status_of(db_path, "w")
+    row = await status_row(url, "w")
     assert (row["status"], row["queue_name"], row["deduplication_id"], row["completed_at"]) == (
         "MAX_RECOVERY_ATTEMPTS_EXCEEDED",
         None,
@@ -701,7 +376,7 @@ async def test_a_row_is_dead_lettered_only_if_its_attempts_did_not_move(
 
 
 async def test_the_timeout_sweep_cancels_expired_rows_of_its_application(
-    db: SQLiteSystemDatabase,
+    db: SystemDatabase,
 ) -> None:
     await db.init_workflow(workflow("late", deadline_epoch_ms=T0 + 10), None)
     await db.init_workflow(workflow("early", deadline_epoch_ms=T0 + 99), None)
@@ -710,7 +385,7 @@ async def test_the_timeout_sweep_cancels_expired_rows_of_its_application(
     assert await db.sweep_timeouts(APP, T0 + 50) == []
 
 
-async def test_delayed_rows_are_released_when_due(db: SQLiteSystemDatabase) -> None:
+async def test_delayed_rows_are_released_when_due(db: SystemDatabase) -> None:
     await db.init_workflow(queued("d", status="DELAYED", delay_until_epoch_ms=T0 + 100), None)
     assert await db.release_delayed(APP, T0 + 99) == 0
     assert await db.set_workflow_delay("d", T0 + 200, T0 + 99)
@@ -722,7 +397,7 @@ async def test_delayed_rows_are_released_when_due(db: SQLiteSystemDatabase) -> N
 
 
 async def test_messages_are_received_oldest_first_and_kept_as_consumed(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     await db.init_workflow(workflow("dest"), None)
     for i in range(3):  # the same millisecond: insertion order decides
@@ -743,8 +418,8 @@ async def test_messages_are_received_oldest_first_and_kept_as_consumed(
         ("m2", "portable_json"),
         None,
     ]
-    assert rows(
-        db_path, "SELECT message, consumed, consumed_by_function_id FROM notifications ORDER BY 1"
+    assert await query(
+        url, "SELECT message, consumed, consumed_by_function_id FROM {t}notifications ORDER BY 1"
     ) == [("m0", 1, 1), ("m1", 1, 3), ("m2", 1, 5)]
     steps = await db.load_steps("dest")
     assert [(s.function_id, s.function_name, s.output) for s in steps.values()] == [
@@ -755,7 +430,7 @@ async def test_messages_are_received_oldest_first_and_kept_as_consumed(
 
 
 async def test_a_message_id_is_delivered_once_and_a_missing_destination_is_refused(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     await db.init_workflow(workflow("sender"), None)
     await db.init_workflow(workflow("dest"), None)
@@ -769,7 +444,7 @@ async def test_a_message_id_is_delivered_once_and_a_missing_destination_is_refus
             now_ms=T0,
             caller=caller("sender", function_id),
         )
-    assert rows(db_path, "SELECT count(*) FROM notifications") == [(1,)]
+    assert await query(url, "SELECT count(*) FROM {t}notifications") == [(1,)]
     assert [s.function_name for s in (await db.load_steps("sender")).values()] == ["DBOS.send"]
     with pytest.raises(DBOSNonExistentWorkflowError):
         await db.send(
@@ -784,31 +459,8 @@ async def test_a_message_id_is_delivered_once_and_a_missing_destination_is_refus
     assert list(await db.load_steps("sender")) == [1]
 
 
-async def test_writes_wake_waiters_of_every_backend_open_on_the_same_file(
-    db: SQLiteSystemDatabase, db_path: Path
-) -> None:
-    other_registry = WakeupRegistry()
-    other = await SQLiteSystemDatabase.open(sqlite_url(db_path), wakeups=other_registry)
-    try:
-        await db.init_workflow(workflow("dest"), None)
-        key = message_key("dest", "t")
-        with db.wakeups.subscribe(key) as here, other_registry.subscribe(key) as there:
-            await db.send(
-                destination_id="dest",
-                topic="t",
-                message="m",
-                serialization=None,
-                message_uuid="m",
-                now_ms=T0,
-                caller=None,
-            )
-            assert here.woken and there.woken
-    finally:
-        await other.close()
-
-
 async def test_the_latest_event_value_wins_and_the_history_keeps_each_step(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     await db.init_workflow(workflow("w"), None)
     await db.set_event(caller("w", 1), "k", "one", "py_pickle", T0)
@@ -816,7 +468,9 @@ async def test_the_latest_event_value_wins_and_the_history_keeps_each_step(
     in_step = attrs.evolve(caller("w", 3), record=False)
     await db.set_event(in_step, "k", "three", "py_pickle", T0)
     assert await db.get_event("w", "k") == ("three", "py_pickle")
-    assert rows(db_path, "SELECT function_id, value FROM workflow_events_history ORDER BY 1") == [
+    assert await query(
+        url, "SELECT function_id, value FROM {t}workflow_events_history ORDER BY 1"
+    ) == [
         (1, "one"),
         (2, "two"),
         (3, "three"),
@@ -828,7 +482,7 @@ async def test_the_latest_event_value_wins_and_the_history_keeps_each_step(
 
 
 async def test_stream_offsets_start_at_zero_and_reads_stop_at_a_gap(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     await db.init_workflow(workflow("w"), None)
     for i in range(3):
@@ -837,16 +491,13 @@ async def test_stream_offsets_start_at_zero_and_reads_stop_at_a_gap(
         )
     batch = await db.read_stream("w", "s", 1, 10)
     assert (batch.writer_status, batch.values) == ("PENDING", ((1, "v1", None), (2, "v2", None)))
-    conn = sqlite3.connect(db_path)
-    conn.execute('DELETE FROM streams WHERE "offset" = 1')
-    conn.commit()
-    conn.close()
+    await execute(url, 'DELETE FROM {t}streams WHERE "offset" = 1')
     assert (await db.read_stream("w", "s", 0, 10)).values == ((0, "v0", None),)
     assert (await db.read_stream("missing", "s", 0, 10)).writer_status is None
 
 
 async def test_deleting_a_workflow_removes_its_rows_from_every_table(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     await db.init_workflow(workflow("w"), None)
     await db.record_step("owner-w", step(1), workflow_id="w", application_name=APP)
@@ -875,10 +526,10 @@ async def test_deleting_a_workflow_removes_its_rows_from_every_table(
         "workflow_events_history",
         "streams",
     ):
-        assert rows(db_path, f"SELECT count(*) FROM {table}") == [(0,)], table
+        assert await query(url, "SELECT count(*) FROM {t}" + table) == [(0,)], table
 
 
-async def test_listing_filters_like_postgres(db: SQLiteSystemDatabase) -> None:
+async def test_listing_filters_like_postgres(db: SystemDatabase) -> None:
     for i, workflow_id in enumerate(("abc-1", "ABC-2", "abd_3", "a%c")):
         await db.init_workflow(workflow(workflow_id, created_at_ms=T0 + i), None)
 
@@ -894,7 +545,7 @@ async def test_listing_filters_like_postgres(db: SQLiteSystemDatabase) -> None:
 
 
 async def test_a_fork_copies_the_checkpoints_events_and_streams_before_its_start_step(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
     await db.init_workflow(workflow("w"), None)
     await db.record_step("owner-w", step(1), workflow_id="w", application_name=APP)
@@ -915,15 +566,18 @@ async def test_a_fork_copies_the_checkpoints_events_and_streams_before_its_start
     assert list(await db.load_steps("f")) == [1, 2, 3]
     assert await db.get_event("f", "k") == ("early", None)
     assert (await db.read_stream("f", "s", 0, 10)).values == ((0, "v", None),)
-    assert status_of(db_path, "w")["was_forked_from"] == 1
-    assert (status_of(db_path, "f")["status"], status_of(db_path, "f")["forked_from"]) == (
+    assert (await status_row(url, "w"))["was_forked_from"] == 1
+    assert (
+        (await status_row(url, "f"))["status"],
+        (await status_row(url, "f"))["forked_from"],
+    ) == (
         "ENQUEUED",
         "w",
     )
 
 
 async def test_queues_are_upserted_listed_and_owned_per_application(
-    db: SQLiteSystemDatabase,
+    db: SystemDatabase,
 ) -> None:
     limited = QueueConfig(name="q", limiter=RateLimit(5, 60.0), application_name=APP)
     await db.upsert_queue(limited, overwrite=True)
@@ -941,7 +595,7 @@ async def test_queues_are_upserted_listed_and_owned_per_application(
 
 
 async def test_the_latest_registered_version_runs_version_less_rows(
-    db: SQLiteSystemDatabase,
+    db: SystemDatabase,
 ) -> None:
     assert await db.register_application_version(APP, "v1")
     assert await db.register_application_version(APP, "v2")
@@ -950,21 +604,20 @@ async def test_the_latest_registered_version_runs_version_less_rows(
 
 
 async def test_a_version_stamped_later_by_another_writer_stays_the_latest(
-    db: SQLiteSystemDatabase, db_path: Path
+    db: SystemDatabase, url: str
 ) -> None:
-    conn = sqlite3.connect(db_path)
-    conn.execute(
-        "INSERT INTO application_versions (version_id, version_name, version_timestamp, "
-        "application_name) VALUES ('x', 'future', ?, ?)",
-        (4_000_000_000_000, APP),  # the year 2096: stamped by a clock ahead of ours
+    await execute(
+        url,
+        "INSERT INTO {t}application_versions (version_id, version_name, version_timestamp, "
+        "application_name) VALUES ('x', 'future', %s, %s)",
+        4_000_000_000_000,  # the year 2096: stamped by a clock ahead of ours
+        APP,
     )
-    conn.commit()
-    conn.close()
     assert not await db.register_application_version(APP, "v1")
     assert await db.latest_version(APP) == "future"
 
 
-# --- the same behaviour on both backends (tests/backends.py) -------------------------------
+# --- the same behaviour through DBOS ------------------------------------------------------
 
 
 async def test_a_workflow_with_steps_messages_events_and_streams_ends_alike_on_both_backends(
