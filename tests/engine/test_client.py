@@ -2,7 +2,7 @@
 
 Every test gets a fresh, migrated database on each backend in turn (the ``url`` fixture:
 ``system_database_url``). Rows are read back on a connection of the test's own
-(:func:`backends.query`), never through the client under test. Workflows that must run are
+(:func:`support.backends.query`), never through the client under test. Workflows that must run are
 served by a dbos_trio executor in the same process: the client never runs workflow code
 itself.
 """
