@@ -1,0 +1,220 @@
+"""Helpers for the tests of time and communication: sleep, timeouts, messages, events,
+streams and the LISTEN/NOTIFY wakeups.
+
+* ``db_url`` / ``new_dbos``: one migrated database per test *module* and backend (the
+  ``module_database_url`` fixture of :mod:`support.backends`: each backend in turn), and
+  per test a :class:`DBOS` with an application name, version and executor id of its own.
+  Recovery, the timeout sweep and dequeueing are all scoped by those, so tests sharing the
+  database never touch each other's rows, and no test pays for creating and dropping a
+  database. (``dbos_url``/``make_dbos`` of :mod:`support.dbos_fixtures` give a test a
+  database of its own.)
+* ``notify``: a fixture parametrized over both notification modes, so every test that
+  asks for it runs once with ``use_listen_notify=True`` and once with ``False``. SQLite
+  has no LISTEN (the setting is ignored there), so its ``notify`` run is skipped: the
+  ``poll`` run covers that backend.
+* :func:`launch`: a launched :class:`DBOS` on the test's database in the given mode.
+* :func:`waiting_on` / :func:`wait_for_waiter`: whether (and when) someone in an executor
+  is subscribed to a wakeup key, i.e. is blocked in ``recv``/``get_event``/``read_stream``.
+* :class:`NotifyWatcher` (PostgreSQL only): a LISTEN connection of the test's own,
+  recording every NOTIFY the server delivers on the DBOS channels (what other processes
+  would see).
+* :func:`listener_backend_pid` (PostgreSQL only): the server process of an executor's
+  LISTEN connection, found in ``pg_stat_activity`` as a stranger would (not through the
+  library).
+* :class:`Stopwatch`: real elapsed seconds (tests measure real latency; the library
+  itself never reads the wall clock outside ``_clock.py``).
+
+The fixtures are registered by ``tests/conftest.py``; the row helpers (``query``,
+``status_row``, ...) are :mod:`support.backends`'.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+import pytest
+import trio
+
+from dbos_trio import DBOS, Config
+from dbos_trio.engine.executor import Executor
+from dbos_trio.sysdb.postgres.backend import PostgresSystemDatabase
+from dbos_trio.sysdb.postgres.driver import TrioConnection
+
+from support.backends import connected, query
+from support.waiting import wait_until
+
+CHANNELS = ("dbos_notifications_channel", "dbos_workflow_events_channel", "dbos_streams_channel")
+
+
+@pytest.fixture(scope="module")
+def db_url(module_database_url: str) -> str:
+    """A migrated database shared by the tests of one module, as a URL."""
+    return module_database_url
+
+
+@pytest.fixture
+def new_dbos(db_url: str) -> Callable[..., DBOS]:
+    """``new_dbos(**config)``: a DBOS on the module's database, as an application of this
+    test's own (name, version and executor id unique to the test)."""
+    app_name = f"t5-{uuid.uuid4().hex[:12]}"
+
+    def make(**overrides: Any) -> DBOS:
+        settings: dict[str, Any] = {
+            "app_name": app_name,
+            "database_url": db_url,
+            "app_version": "v-" + app_name,
+            "executor_id": "x-" + app_name,
+        }
+        settings.update(overrides)
+        return DBOS(Config(**settings))
+
+    return make
+
+
+LISTEN_NOTIFY = pytest.mark.postgres_only("LISTEN/NOTIFY (SQLite always polls: see the poll run)")
+
+
+@pytest.fixture(
+    params=[pytest.param(True, id="notify", marks=LISTEN_NOTIFY), pytest.param(False, id="poll")]
+)
+def notify(request: pytest.FixtureRequest) -> bool:
+    """``use_listen_notify`` for this run of the test: both modes, one run each (on
+    SQLite, which ignores the setting, only the polling run)."""
+    value: bool = request.param
+    return value
+
+
+@asynccontextmanager
+async def launch(make: Callable[..., DBOS], notify: bool, **config: Any) -> AsyncIterator[DBOS]:
+    """``make(use_listen_notify=notify, **config)``, launched for the block.
+
+    With notifications on, the block starts once the listener's self-test came back, so
+    waiters in the test use the long (notification-driven) re-check interval from the
+    start and a prompt wakeup can only have come from a notification.
+    """
+    async with running(make(use_listen_notify=notify, **config)) as dbos:
+        yield dbos
+
+
+@asynccontextmanager
+async def running(dbos: DBOS) -> AsyncIterator[DBOS]:
+    """``dbos.launched()``, entered once its listener (if any) passed its self-test."""
+    async with dbos.launched():
+        sysdb = executor_of(dbos).sysdb
+        listener = sysdb.listener if isinstance(sysdb, PostgresSystemDatabase) else None
+        if listener is not None:
+            await wait_until(lambda: listener.delivering, timeout=10)
+        yield dbos
+
+
+def executor_of(dbos: DBOS) -> Executor:
+    return dbos._require_executor("a test looking inside")
+
+
+def postgres_backend(dbos: DBOS) -> PostgresSystemDatabase:
+    sysdb = executor_of(dbos).sysdb
+    assert isinstance(sysdb, PostgresSystemDatabase)
+    return sysdb
+
+
+def waiting_on(dbos: DBOS, key: str) -> bool:
+    """Whether someone in ``dbos``'s executor is subscribed to the wakeup ``key``."""
+    waited_on = executor_of(dbos).wakeups.keys()
+    return key in waited_on
+
+
+async def wait_for_waiter(dbos: DBOS, key: str, *, timeout: float = 10.0) -> None:
+    """Return once a waiter is subscribed to ``key`` (the wait has begun)."""
+    await wait_until(lambda: waiting_on(dbos, key), timeout=timeout)
+
+
+async def listener_backend_pid(url: str) -> int:
+    """The server pid of the (single) connection LISTENing on this test's database."""
+    rows: list[tuple[Any, ...]] = []
+
+    async def found() -> bool:
+        nonlocal rows
+        rows = await query(
+            url,
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND query LIKE 'LISTEN%%' AND pid <> pg_backend_pid()",
+        )
+        return len(rows) == 1
+
+    await wait_until(found, timeout=10)
+    return int(rows[0][0])
+
+
+@attrs.frozen
+class Notice:
+    channel: str
+    payload: str
+    at: float  # time.monotonic() when it reached the watcher
+
+
+class NotifyWatcher:
+    """LISTENs on the DBOS channels on a connection of the test's own, in a task."""
+
+    def __init__(self, conn: TrioConnection) -> None:
+        self._conn = conn
+        self.received: list[Notice] = []
+        self._changed = trio.Event()
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, url: str) -> AsyncIterator[NotifyWatcher]:
+        async with connected(url) as conn:
+            for channel in CHANNELS:
+                await conn.execute(f"LISTEN {channel}", prepare=False)
+            watcher = cls(conn)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(watcher._collect)
+                try:
+                    yield watcher
+                finally:
+                    nursery.cancel_scope.cancel()
+
+    async def _collect(self) -> None:
+        async for notification in self._conn.notifications():
+            self.received.append(
+                Notice(notification.channel, notification.payload, time.monotonic())
+            )
+            self._changed.set()
+            self._changed = trio.Event()
+
+    def on(self, channel: str, payload: str | None = None) -> list[Notice]:
+        return [
+            n
+            for n in self.received
+            if n.channel == channel and (payload is None or n.payload == payload)
+        ]
+
+    async def wait_for(
+        self, channel: str, payload: str | None = None, *, timeout: float = 5.0
+    ) -> Notice:
+        with trio.fail_after(timeout):
+            while not self.on(channel, payload):
+                await self._changed.wait()
+        return self.on(channel, payload)[0]
+
+    async def quiet(self, seconds: float) -> None:
+        """Let ``seconds`` pass so that late notifications have a chance to arrive."""
+        await trio.sleep(seconds)
+
+
+class Stopwatch:
+    """Real seconds since construction (or the last :meth:`restart`)."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+
+    def restart(self) -> None:
+        self.started = time.monotonic()
+
+    def __call__(self) -> float:
+        return time.monotonic() - self.started

@@ -1,0 +1,41 @@
+"""Waiting in a test for something to become true: poll it, bounded in real time."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+
+import trio
+
+
+async def wait_until(
+    check: Callable[[], object] | Callable[[], Awaitable[object]],
+    *,
+    timeout: float = 15.0,
+    interval: float = 0.02,
+    what: str = "condition",
+) -> None:
+    """Return as soon as ``check()`` is true; look again every ``interval`` seconds.
+
+    ``check`` is a plain callable, or one whose result is awaited (an ``async def``, or a
+    lambda returning a coroutine); the result counts for its truth value. After ``timeout``
+    seconds of *real* time it fails with :class:`AssertionError` naming ``what``.
+
+    Real time, whatever clock Trio runs on: what a test waits for is usually a database
+    round trip or another task's I/O, which a ``MockClock`` does not drive (under the
+    autojump clock a task waiting on a socket counts as idle, so a Trio deadline would
+    fire at once), and under ``MockClock(rate=...)`` the bound stays the same number of
+    real seconds. On Trio's default clock the two are the same. The pause between looks
+    is a Trio sleep, so virtual time still advances while a test waits.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if inspect.isawaitable(result):
+            result = await result
+        if result:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await trio.sleep(interval)
