@@ -17,13 +17,15 @@ from typing import Any
 
 import pytest
 import trio
-from backends import count_rows, postgres_only, query, status_row, steps_of
-from dbos_fixtures import dbos_url, make_dbos
 
 from dbos_trio import DBOS, Client, EnqueueOptions, SetWorkflowID
 from dbos_trio.testing.faults import LostReplies, lose_replies
 
-__all__ = ["dbos_url", "make_dbos", "postgres_only"]
+from support.backends import count_rows, query, status_row, steps_of
+
+pytestmark = pytest.mark.postgres_only_module(
+    "lost replies are a network fault of a PostgreSQL client"
+)
 
 MakeDBOS = Callable[..., DBOS]
 

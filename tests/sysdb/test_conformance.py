@@ -69,6 +69,17 @@ async def db(url: str) -> AsyncIterator[SystemDatabase]:
         await opened.close()
 
 
+# --- cancellation -------------------------------------------------------------------------
+
+
+async def test_a_call_cancelled_before_it_runs_writes_nothing(db: SystemDatabase) -> None:
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await db.init_workflow(workflow("w"), None)
+    assert scope.cancelled_caught
+    assert await db.get_outcome("w") is None
+
+
 # --- starting workflows -------------------------------------------------------------------
 
 

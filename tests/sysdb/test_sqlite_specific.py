@@ -215,23 +215,6 @@ async def test_urls_must_name_a_file_and_an_in_memory_database_works() -> None:
         await backend.close()
 
 
-# --- cancellation: the connection checkpoints before it writes ----------------------------
-# Not a protocol promise: PostgreSQL's fast path sends an uncontended statement before its
-# first checkpoint, so there a call made in an already-cancelled scope raises Cancelled
-# with its statement committed ("committed or rolled back whole", as the StatementRunner
-# contract allows). SQLite's connection checks for cancellation before anything is written.
-
-
-async def test_a_call_cancelled_before_it_runs_writes_nothing(
-    db: SQLiteSystemDatabase,
-) -> None:
-    with trio.CancelScope() as scope:
-        scope.cancel()
-        await db.init_workflow(workflow("w"), None)
-    assert scope.cancelled_caught
-    assert await db.get_outcome("w") is None
-
-
 # --- one writer at a time: another connection's lock ------------------------------------
 
 

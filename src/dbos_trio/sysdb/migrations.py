@@ -6,7 +6,7 @@ them migrate and then share one system database. A migration, once released, nev
 the schema moves only by appending migrations. Versions 1-47 are the history the Python, Go,
 Java and Rust SDKs agree on, 48-99 are empty padding (numbers that still count: the version
 jumps over them without a round trip), and from 100 on every SDK defines the same migration at
-the same number. ``tests/test_migrations.py`` holds the corpus to the official catalog.
+the same number. ``tests/sysdb/test_migrations.py`` holds the corpus to the official catalog.
 
 The corpus is plain SQL, one file per version, ``NNNN_short_name.sql`` (packaged into the
 wheel as ``dbos_trio/_migrations``; a source checkout reads the repository's ``migrations/``).

@@ -32,7 +32,7 @@ Invariants, and why:
 This relies on psycopg internals (``wait``, ``lock``, ``_connect_gen``, ``_cancel_gen``,
 ``_should_cancel``, ``_deallocate``, ``_query2pg``, the cursor's ``_tx``/``_set_results``,
 ``AsyncTransaction``); pyproject pins the psycopg minor series, and
-``tests/test_driver.py`` must pass on every upgrade.
+``tests/sysdb/test_driver.py`` must pass on every upgrade.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ Invariants, and why:
   connection as a prepared statement, so a step checkpoint costs one commit and nothing
   else — not a BEGIN, a statement and a COMMIT. The three single-statement shapes are
   written out rather than built on a shared closure: they run once per checkpoint.
+* A call made in an already cancelled scope raises ``Cancelled`` before anything is sent,
+  as on SQLite; one cancelled while its statement runs either committed or rolled back.
 * Errors are mapped here (:func:`.errors.map_error`) and retried by the backend's
   :class:`~dbos_trio.sysdb.retry.Retrier`, each attempt on a freshly checked-out
   connection (the pool discards one that broke); a statement that goes through tells the
@@ -18,6 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import psycopg
+import trio
 
 from ..retry import Attempts, Retrier, RetryPolicy
 from ..statements import Params, Row, Statement, Transaction
@@ -71,6 +74,9 @@ class PostgresStatements:
 
     async def one(self, name: str, params: Params) -> Row | None:
         query = self._sql[name]
+        # A call made in a cancelled scope sends nothing (the fast path would send the
+        # statement before its first checkpoint, where the Cancelled would come too late).
+        await trio.lowlevel.checkpoint_if_cancelled()
         attempts: Attempts | None = None
         while True:
             try:
@@ -88,6 +94,9 @@ class PostgresStatements:
         self, name: str, params: Params, *, policy: RetryPolicy | None = None
     ) -> list[Row]:
         query = self._sql[name]
+        # A call made in a cancelled scope sends nothing (the fast path would send the
+        # statement before its first checkpoint, where the Cancelled would come too late).
+        await trio.lowlevel.checkpoint_if_cancelled()
         attempts: Attempts | None = None
         while True:
             try:
@@ -103,6 +112,9 @@ class PostgresStatements:
 
     async def run(self, name: str, params: Params) -> int:
         query = self._sql[name]
+        # A call made in a cancelled scope sends nothing (the fast path would send the
+        # statement before its first checkpoint, where the Cancelled would come too late).
+        await trio.lowlevel.checkpoint_if_cancelled()
         attempts: Attempts | None = None
         while True:
             try:
@@ -117,6 +129,7 @@ class PostgresStatements:
             return count
 
     async def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
+        await trio.lowlevel.checkpoint_if_cancelled()
         attempts: Attempts | None = None
         while True:
             try:
@@ -140,6 +153,7 @@ class PostgresStatements:
         """``body`` in one transaction (``isolation``: e.g. ``"REPEATABLE READ"``); the whole
         transaction is retried per ``policy`` (the backend's by default)."""
         begin = "BEGIN" if isolation is None else f"BEGIN ISOLATION LEVEL {isolation}"
+        await trio.lowlevel.checkpoint_if_cancelled()
         attempts: Attempts | None = None
         while True:
             try:
