@@ -220,6 +220,26 @@ class DBOSWorkflowIDInUseError(DBOSException):
         super().__init__(f"Workflow ID {workflow_id} is already in use{suffix}", 27)
 
 
+class DBOSWorkflowAbortedError(DBOSException):
+    """A workflow ended by raising a ``BaseException`` that is not an ``Exception`` and not
+    a stop of the process: a ``trio.Cancelled`` of a scope it does not own, a
+    ``GeneratorExit``, a class of its own. Recorded as the workflow's error (with the
+    original's type and message) rather than left to stop the executor."""
+
+    def __init__(self, raised: BaseException | str, type_name: str | None = None) -> None:
+        if isinstance(raised, BaseException):
+            type_name, detail = type(raised).__name__, str(raised)
+        else:
+            detail = raised
+        self.type_name = type_name or "BaseException"
+        self.detail = detail
+        super().__init__(
+            f"the workflow raised {self.type_name}"
+            + (f" ({detail})" if detail else "")
+            + ", which is not an Exception: recorded as its error"
+        )
+
+
 class DBOSStepNondeterminismError(DBOSException):
     def __init__(self, workflow_id: str, step_id: int) -> None:
         self.workflow_id = workflow_id

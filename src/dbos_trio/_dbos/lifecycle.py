@@ -9,16 +9,9 @@ from typing import Self
 import trio
 
 from .._errors import DBOSException
+from ..core.ending import collapse
 from ..engine.launch import open_executor
 from .base import DBOSBase
-
-
-def _collapse(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The single exception inside nested one-element groups, or the group itself."""
-    inner: BaseException = group
-    while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
-        inner = inner.exceptions[0]
-    return inner
 
 
 class Lifecycle(DBOSBase):
@@ -44,7 +37,7 @@ class Lifecycle(DBOSBase):
             ):
                 yield self
         except BaseExceptionGroup as group:
-            collapsed = _collapse(group)
+            collapsed = collapse(group)
             if collapsed is group:
                 raise
         finally:

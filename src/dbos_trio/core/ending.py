@@ -15,7 +15,12 @@ a ``BaseException`` escaped the scope       ``CANCEL`` first if the scope's own 
                                             deadline took the ``Cancelled``);
   … it holds ``DBOSWorkflowCancelledError``  ``ADOPT`` (cancelled elsewhere)
   … it holds ``DBOSWorkflowConflictIDError`` ``ADOPT`` (another execution owns it)
-  … anything else (shutdown, Ctrl-C)         ``PROPAGATE`` it, nothing recorded
+  … ``KeyboardInterrupt``/``SystemExit``,    ``PROPAGATE`` it, nothing recorded: the
+    or a ``Cancelled`` while cancelled        process is stopping (the row stays PENDING)
+  … a ``Cancelled`` while not cancelled       ``RECORD_ERROR`` (a stray: the body raised a
+    (it came from a scope that is not ours)   ``Cancelled`` of a scope it does not own)
+  … any other ``BaseException``              ``RECORD_ERROR`` (``GeneratorExit``, a class of
+                                            the user's own): never silent, never a hang
 the scope caught its own cancellation       ``CANCEL`` unless this process cancelled it
                                             (its deadline fired), then ``ADOPT``
 a system-database failure was seen inside   ``PROPAGATE`` it (even if the body caught it)
@@ -34,7 +39,11 @@ import enum
 
 import attrs
 
-from .._errors import DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError
+from .._errors import (
+    DBOSWorkflowAbortedError,
+    DBOSWorkflowCancelledError,
+    DBOSWorkflowConflictIDError,
+)
 
 
 class Ending(enum.Enum):
@@ -51,6 +60,31 @@ class Decision:
     cancel_first: bool = False
     # With PROPAGATE: what to raise.
     control: BaseException | None = None
+    # With RECORD_ERROR for an escaped BaseException: the error to record and raise
+    # instead (a waiter must never be handed a GeneratorExit or a stray Cancelled).
+    error: Exception | None = None
+
+
+def is_process_stop(error: BaseException) -> bool:
+    """Ctrl-C or ``sys.exit()``: the process is to stop, whoever raised it."""
+    return find_in(error, KeyboardInterrupt) is not None or find_in(error, SystemExit) is not None
+
+
+def _is_cancellation(error: BaseException) -> bool:
+    """Whether ``error`` is (a group of nothing but) Trio ``Cancelled`` — recognized by name,
+    since this module imports no Trio."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(_is_cancellation(inner) for inner in error.exceptions)
+    return type(error).__name__ == "Cancelled" and type(error).__module__.startswith("trio")
+
+
+def collapse(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The single exception inside nested one-element groups, or the group itself (a
+    boundary that runs one body reports its exception as itself)."""
+    inner: BaseException = group
+    while isinstance(inner, BaseExceptionGroup) and len(inner.exceptions) == 1:
+        inner = inner.exceptions[0]
+    return inner
 
 
 def find_in(error: BaseException, kind: type[BaseException]) -> BaseException | None:
@@ -69,6 +103,7 @@ def find_in(error: BaseException, kind: type[BaseException]) -> BaseException | 
 def decide(
     *,
     escaped: BaseException | None,
+    effectively_cancelled: bool = False,
     scope_caught_cancel: bool,
     scope_cancel_called: bool,
     cancel_requested: bool,
@@ -76,7 +111,10 @@ def decide(
     raised: Exception | None,
     raised_is_control: bool = False,
 ) -> Decision:
-    """The ending of one execution (see the module's table)."""
+    """The ending of one execution (see the module's table).
+
+    ``effectively_cancelled``: whether the task was, when the exception escaped, inside a
+    cancelled scope (an enclosing one: its own scope has exited)."""
     deadline_fired = scope_cancel_called and not cancel_requested
     if escaped is not None:
         if (
@@ -84,7 +122,9 @@ def decide(
             or find_in(escaped, DBOSWorkflowConflictIDError) is not None
         ):
             return Decision(Ending.ADOPT, cancel_first=deadline_fired)
-        return Decision(Ending.PROPAGATE, cancel_first=deadline_fired, control=escaped)
+        if is_process_stop(escaped) or (effectively_cancelled and _is_cancellation(escaped)):
+            return Decision(Ending.PROPAGATE, cancel_first=deadline_fired, control=escaped)
+        return Decision(Ending.RECORD_ERROR, error=DBOSWorkflowAbortedError(escaped))
     if scope_caught_cancel:
         return Decision(Ending.ADOPT, cancel_first=not cancel_requested)
     if control_failure is not None:

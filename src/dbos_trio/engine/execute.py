@@ -16,13 +16,14 @@ Invariants, and why:
 from __future__ import annotations
 
 import logging
+import math
 from typing import TYPE_CHECKING, Any
 
 import trio
 
 from .._errors import DBOSException, DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError
 from .._serialization import PORTABLE_JSON
-from ..core.ending import Decision, Ending, decide, find_in
+from ..core.ending import Decision, Ending, decide, find_in, is_process_stop
 from ..core.statuses import ERROR, SUCCESS
 from ..sysdb.errors import DatabaseClosed, is_control
 from ..sysdb.records import Outcome
@@ -67,7 +68,10 @@ async def run_detached(executor: Executor, plan: ExecutionPlan, execution: Local
     except trio.Cancelled:
         raise
     except BaseException as error:
-        if find_in(error, trio.Cancelled) is not None:
+        # Ctrl-C or sys.exit() in a workflow stops the process, through the executor's
+        # nursery and out of launched(); so does a shutdown's cancellation. Anything else
+        # was recorded as the workflow's error and is not raised here.
+        if find_in(error, trio.Cancelled) is not None or is_process_stop(error):
             raise
         logger.exception("workflow %s stopped with %r", plan.workflow_id, error)
 
@@ -114,6 +118,7 @@ async def _execute(executor: Executor, plan: ExecutionPlan, execution: LocalExec
         escaped = control
     decision = decide(
         escaped=escaped,
+        effectively_cancelled=trio.current_effective_deadline() == -math.inf,
         scope_caught_cancel=scope.cancelled_caught,
         scope_cancel_called=scope.cancel_called,
         cancel_requested=execution.cancel_requested,
@@ -146,6 +151,9 @@ async def _carry_out(
         raise decision.control
     if decision.ending is Ending.ADOPT:
         return await _adopt(executor, plan, execution)
+    if decision.error is not None:
+        logger.warning("workflow %s: %s", plan.workflow_id, decision.error)
+        raised = decision.error
     return await _finish(executor, plan, execution, returned, raised)
 
 
