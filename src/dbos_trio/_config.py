@@ -195,6 +195,12 @@ class Config:
     prepared_statements: bool = attrs.field(default=True, validator=_field_check(require_bool))
     """Server-side prepared statements for the hot statements (the default). Turn them off
     behind PgBouncer in transaction-pooling mode before 1.21, which does not support them."""
+    allow_pickle: bool = attrs.field(default=True, validator=_field_check(require_bool))
+    """Whether this process reads ``py_pickle`` payloads (the default). Unpickling runs
+    code of whoever wrote the payload, so anyone who can write the system database can run
+    code in an executor that reads pickles. False is portable-only mode: pickled payloads
+    are refused with :class:`~dbos_trio.DBOSPayloadError` (and the serializer must then not
+    write them either: use :class:`~dbos_trio.PortableJSONSerializer`)."""
     database_retry_limit: float | None = attrs.field(
         default=None, validator=_field_check(require_optional_seconds)
     )
@@ -202,6 +208,14 @@ class Config:
     lost, server restarting, a lock conflict) before it raises; None, the default, retries
     for as long as the executor lives, like the official SDK. A workflow whose call gave up
     stays PENDING and is run again by the executor's sweep once the database is back."""
+
+    def __attrs_post_init__(self) -> None:
+        if not self.allow_pickle and self.serializer.name() == "py_pickle":
+            raise _fail(
+                "Config.allow_pickle",
+                "False, but the serializer writes py_pickle, which this process would then "
+                "refuse to read back: configure serializer=PortableJSONSerializer()",
+            )
 
     def resolved_database_url(self) -> str:
         """The URL launch connects to: config, then environment, then the embedded file."""

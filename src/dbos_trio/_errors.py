@@ -220,6 +220,33 @@ class DBOSWorkflowIDInUseError(DBOSException):
         super().__init__(f"Workflow ID {workflow_id} is already in use{suffix}", 27)
 
 
+class DBOSPayloadError(DBOSException, TypeError, ValueError):
+    """A stored payload cannot be read: not in its format, in a format this process does
+    not have, or a pickle this process refuses (``allow_pickle=False``).
+
+    Also a ``TypeError`` and a ``ValueError``, the errors of the deserializers it stands
+    in for (code that caught those keeps working), with the original as its cause."""
+
+    def __init__(self, what: str, fmt: str | None, problem: BaseException | str) -> None:
+        self.what = what
+        self.format = fmt
+        self.problem = str(problem) if isinstance(problem, str) else repr(problem)
+        super().__init__(
+            f"cannot read {what} (stored as {fmt or 'the default format'}): {self.problem}"
+        )
+
+
+class DBOSCorruptRowError(DBOSException):
+    """A stored row holds what no DBOS SDK writes (an unknown status, say): it is reported,
+    naming the workflow, the column and the problem, rather than waited on forever."""
+
+    def __init__(self, workflow_id: str, column: str, problem: str) -> None:
+        self.workflow_id = workflow_id
+        self.column = column
+        self.problem = problem
+        super().__init__(f"workflow {workflow_id}: {column} {problem}")
+
+
 class DBOSWorkflowAbortedError(DBOSException):
     """A workflow ended by raising a ``BaseException`` that is not an ``Exception`` and not
     a stop of the process: a ``trio.Cancelled`` of a scope it does not own, a

@@ -26,7 +26,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
 
-from ._errors import PortableWorkflowError
+from ._errors import DBOSPayloadError, PortableWorkflowError
 
 PICKLE = "py_pickle"
 PORTABLE_JSON = "portable_json"
@@ -85,14 +85,26 @@ def to_portable(value: Any) -> Any:
     raise TypeError(f"a {type(value).__name__} cannot be stored as portable JSON")
 
 
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON: portable JSON has no NaN or Infinity")
+
+
 class PortableJSONSerializer:
-    """Cross-language JSON, stored as ``portable_json``."""
+    """Cross-language JSON, stored as ``portable_json``: strict JSON, so every SDK reads
+    it — NaN and infinities are refused both ways (``ValueError``)."""
 
     def serialize(self, value: Any) -> str:
-        return json.dumps(to_portable(value), separators=(",", ":"), ensure_ascii=False)
+        try:
+            return json.dumps(
+                to_portable(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False
+            )
+        except ValueError:
+            raise ValueError(
+                "portable JSON cannot store NaN or infinity (they are not JSON)"
+            ) from None
 
     def deserialize(self, text: str) -> Any:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constants)
 
     def name(self) -> str:
         return PORTABLE_JSON
@@ -103,20 +115,39 @@ _PORTABLE = PortableJSONSerializer()
 
 
 class Codec:
-    """Reads and writes payloads by format name, with one configured custom serializer."""
+    """Reads and writes payloads by format name, with one configured custom serializer.
 
-    def __init__(self, configured: Serializer) -> None:
+    Reading is a trust boundary: a ``py_pickle`` payload runs code of whoever could write
+    the system database. ``allow_pickle=False`` refuses to read one (portable-only mode).
+    A payload that cannot be read raises :class:`DBOSPayloadError` naming what it was.
+    """
+
+    def __init__(self, configured: Serializer, *, allow_pickle: bool = True) -> None:
         self.configured = configured
         self.default_format = configured.name()
+        self.allow_pickle = allow_pickle
 
     def _serializer_for(self, fmt: str | None) -> Serializer:
         if fmt is None or fmt == self.configured.name():
-            return self.configured
-        if fmt == PORTABLE_JSON:
+            serializer = self.configured
+        elif fmt == PORTABLE_JSON:
             return _PORTABLE
-        if fmt == PICKLE:
-            return _PICKLE
-        raise TypeError(f"Serialization {fmt} is not available")
+        elif fmt == PICKLE:
+            serializer = _PICKLE
+        else:
+            raise TypeError(f"Serialization {fmt} is not available")
+        return serializer
+
+    def _reader_for(self, fmt: str | None, what: str) -> Serializer:
+        serializer = self._serializer_for(fmt)
+        if not self.allow_pickle and serializer.name() == PICKLE:
+            raise DBOSPayloadError(
+                what,
+                PICKLE,
+                "pickled payloads are refused by this process (allow_pickle=False): "
+                "reading one would run code of whoever wrote it",
+            )
+        return serializer
 
     def format_for(self, portable: bool | None) -> str:
         """The format a new workflow writes: portable JSON if asked, else the configured one."""
@@ -125,10 +156,15 @@ class Codec:
     def encode(self, value: Any, fmt: str | None = None) -> str:
         return self._serializer_for(fmt).serialize(value)
 
-    def decode(self, text: str | None, fmt: str | None) -> Any:
+    def decode(self, text: str | None, fmt: str | None, what: str = "a payload") -> Any:
+        """The value of ``text``; :class:`DBOSPayloadError` naming ``what`` if unreadable."""
         if text is None:
             return None
-        return self._serializer_for(fmt).deserialize(text)
+        serializer = self._reader_for(fmt, what)
+        try:
+            return serializer.deserialize(text)
+        except Exception as unreadable:
+            raise DBOSPayloadError(what, fmt, unreadable) from unreadable
 
     def encode_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any], fmt: str) -> str:
         if fmt == PORTABLE_JSON:
@@ -139,19 +175,23 @@ class Codec:
         return self._serializer_for(fmt).serialize({"args": tuple(args), "kwargs": dict(kwargs)})
 
     def decode_inputs(
-        self, text: str | None, fmt: str | None
+        self, text: str | None, fmt: str | None, what: str = "workflow inputs"
     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if text is None:
             return (), {}
-        if fmt == PORTABLE_JSON:
-            envelope = _PORTABLE.deserialize(text)
-            if not isinstance(envelope, dict):
-                raise TypeError("portable workflow inputs must be a JSON object")
-            positional = envelope.get("positionalArgs") or []
-            named = envelope.get("namedArgs") or {}
-            return tuple(positional), dict(named)
-        inputs = self._serializer_for(fmt).deserialize(text)
-        return tuple(inputs["args"]), dict(inputs["kwargs"])
+        serializer = self._reader_for(fmt, what)
+        try:
+            if fmt == PORTABLE_JSON:
+                envelope = _PORTABLE.deserialize(text)
+                if not isinstance(envelope, dict):
+                    raise TypeError("portable workflow inputs must be a JSON object")
+                positional = envelope.get("positionalArgs") or []
+                named = envelope.get("namedArgs") or {}
+                return tuple(positional), dict(named)
+            inputs = serializer.deserialize(text)
+            return tuple(inputs["args"]), dict(inputs["kwargs"])
+        except Exception as unreadable:
+            raise DBOSPayloadError(what, fmt, unreadable) from unreadable
 
     def encode_error(self, error: BaseException, fmt: str) -> str:
         if fmt == PORTABLE_JSON:
@@ -164,16 +204,20 @@ class Codec:
                 Exception(f"{type(error).__name__}: {error}")
             )
 
-    def decode_error(self, text: str, fmt: str | None) -> BaseException:
-        if fmt == PORTABLE_JSON:
-            envelope = _PORTABLE.deserialize(text)
-            return PortableWorkflowError(
-                envelope.get("message", ""),
-                envelope.get("name", "Error"),
-                envelope.get("code"),
-                envelope.get("data"),
-            )
-        error = self._serializer_for(fmt).deserialize(text)
+    def decode_error(self, text: str, fmt: str | None, what: str = "an error") -> BaseException:
+        serializer = self._reader_for(fmt, what)
+        try:
+            if fmt == PORTABLE_JSON:
+                envelope = _PORTABLE.deserialize(text)
+                return PortableWorkflowError(
+                    envelope.get("message", ""),
+                    envelope.get("name", "Error"),
+                    envelope.get("code"),
+                    envelope.get("data"),
+                )
+            error = serializer.deserialize(text)
+        except Exception as unreadable:
+            raise DBOSPayloadError(what, fmt, unreadable) from unreadable
         if not isinstance(error, BaseException):
             return Exception(str(error))
         return error

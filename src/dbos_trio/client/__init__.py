@@ -47,7 +47,8 @@ class Client(ClientMessaging, ClientManagement):
 
     Like an executor, a client retries a transient database failure (a lost connection, a
     restarting server) until the database is back, unless ``database_retry_limit`` bounds
-    it; ``direct_database_url`` and ``prepared_statements`` are as in
+    it; ``direct_database_url``, ``prepared_statements`` and ``allow_pickle`` (False: refuse
+    to read ``py_pickle`` payloads, which run code of whoever wrote them) are as in
     :class:`~dbos_trio.Config`.
     """
 

@@ -53,6 +53,7 @@ class ClientBase:
         database_retry_limit: float | None = None,
         direct_database_url: str | None = None,
         prepared_statements: bool = True,
+        allow_pickle: bool = True,
     ) -> None:
         # The same rules as Config's, before anything connects.
         if database_url is None:
@@ -69,6 +70,7 @@ class ClientBase:
         require_optional_seconds(database_retry_limit, "Client database_retry_limit")
         require_database_url(direct_database_url, "Client direct_database_url")
         require_bool(prepared_statements, "Client prepared_statements")
+        require_bool(allow_pickle, "Client allow_pickle")
         self._url = database_url
         self._schema = schema
         self._app_name = app_name
@@ -80,6 +82,7 @@ class ClientBase:
         self._retry = EXECUTOR_POLICY.bounded(database_retry_limit)
         self._direct_url = direct_database_url
         self._prepared_statements = prepared_statements
+        self._allow_pickle = allow_pickle
         self._runtime: Runtime | None = None
         self._stack: AsyncExitStack | None = None
 
@@ -126,7 +129,7 @@ class ClientBase:
                 await nursery.start(task)
             self._runtime = Runtime(
                 sysdb=sysdb,
-                codec=Codec(self._serializer),
+                codec=Codec(self._serializer, allow_pickle=self._allow_pickle),
                 clock=Clock(),
                 app_name=self._app_name,
                 outcome_poll_interval=self._outcome_poll_interval,

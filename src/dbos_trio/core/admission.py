@@ -82,13 +82,61 @@ class QueueConfig:
 
 
 def validate_queue(config: QueueConfig) -> None:
-    """Raise ``ValueError`` naming the problem if ``config`` is not a valid queue."""
+    """Raise ``ValueError`` naming the problem if ``config`` is not a valid queue to
+    register (the stored-row checks of :func:`check_limits`, a name not reserved, and
+    per-partition and per-worker limits no higher than the limits above them)."""
     name = validate.text(config.name, "queue name")
     if name.startswith(RESERVED_QUEUE_PREFIX):
         raise ValueError(
             f"queue name {name!r} is reserved: names starting with {RESERVED_QUEUE_PREFIX!r} "
             "belong to DBOS's internal queues"
         )
+    check_limits(config)
+    ceilings = (
+        ("global_concurrency", "worker_concurrency"),
+        ("global_concurrency", "partition_concurrency"),
+        ("global_concurrency", "partition_worker_concurrency"),
+        ("partition_concurrency", "partition_worker_concurrency"),
+        ("worker_concurrency", "partition_worker_concurrency"),
+    )
+    for upper, lower in ceilings:
+        high, low = getattr(config, upper), getattr(config, lower)
+        if high is not None and low is not None and low > high:
+            raise ValueError(f"{upper} ({high}) must be greater than or equal to {lower} ({low})")
+
+
+def stored_queue_problem(config: QueueConfig) -> str | None:
+    """Why a stored ``queues`` row cannot be served as it is, or None.
+
+    Rows are written by every SDK and by hand, so a row is served as written wherever
+    its values mean something — a zero limit admits nothing, a zero polling interval is
+    floored by the worker — and refused (reported, and its queue left unserved) only
+    where they cannot: a negative count, a NaN, an infinite or negative period or
+    interval. One bad row must neither stop the executor nor silently block its queue.
+    """
+    try:
+        validate.text(config.name, "name")
+        for field in (
+            "global_concurrency",
+            "worker_concurrency",
+            "partition_concurrency",
+            "partition_worker_concurrency",
+        ):
+            validate.optional_integer(getattr(config, field), field, low=0, high=validate.INT32_MAX)
+        for field in ("limiter", "partition_limiter"):
+            limiter = getattr(config, field)
+            if limiter is not None:
+                validate.integer(limiter.limit, f"{field}.limit", low=0, high=validate.INT32_MAX)
+                validate.seconds(limiter.period, f"{field}.period")
+        validate.seconds(config.polling_interval_sec, "polling_interval_sec")
+    except ValueError as problem:
+        return problem.args[0] if problem.args else str(problem)
+    return None
+
+
+def check_limits(config: QueueConfig) -> None:
+    """The limits of ``config``, each in its range (``ValueError`` naming the first that
+    is not)."""
     for field in (
         "global_concurrency",
         "worker_concurrency",
@@ -106,17 +154,6 @@ def validate_queue(config: QueueConfig) -> None:
             )
         value.check(field)
     validate.seconds(config.polling_interval_sec, "polling_interval_sec", positive=True)
-    ceilings = (
-        ("global_concurrency", "worker_concurrency"),
-        ("global_concurrency", "partition_concurrency"),
-        ("global_concurrency", "partition_worker_concurrency"),
-        ("partition_concurrency", "partition_worker_concurrency"),
-        ("worker_concurrency", "partition_worker_concurrency"),
-    )
-    for upper, lower in ceilings:
-        high, low = getattr(config, upper), getattr(config, lower)
-        if high is not None and low is not None and low > high:
-            raise ValueError(f"{upper} ({high}) must be greater than or equal to {lower} ({low})")
 
 
 class RunningCounts:

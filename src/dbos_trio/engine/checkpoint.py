@@ -91,9 +91,10 @@ def replayed(ctx: WorkflowContext, function_id: int, name: str) -> RecordedStep 
 
 def replay_value(executor: Executor, recorded: RecordedStep) -> Any:
     """The recorded output, or raise the recorded error."""
+    what = f"the checkpoint of step {recorded.function_id} ({recorded.function_name})"
     if recorded.error is not None:
-        raise executor.codec.decode_error(recorded.error, recorded.serialization)
-    return executor.codec.decode(recorded.output, recorded.serialization)
+        raise executor.codec.decode_error(recorded.error, recorded.serialization, what)
+    return executor.codec.decode(recorded.output, recorded.serialization, what)
 
 
 @contextmanager

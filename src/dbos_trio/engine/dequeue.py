@@ -31,7 +31,13 @@ import attrs
 import trio
 
 from .._errors import SystemDatabaseError
-from ..core.admission import QueueConfig, local_budget, next_poll_interval, paced_polling
+from ..core.admission import (
+    QueueConfig,
+    local_budget,
+    next_poll_interval,
+    paced_polling,
+    stored_queue_problem,
+)
 from ..sysdb.protocol import QueueContention
 from ..sysdb.records import INTERNAL_QUEUE, ClaimedWorkflow, ClaimRequest
 from ..sysdb.wakeups import queue_key
@@ -60,6 +66,18 @@ def served_queues(
             if INTERNAL_QUEUE not in warned:
                 warned.add(INTERNAL_QUEUE)
                 logger.warning("ignoring a stored queue row named %s", INTERNAL_QUEUE)
+            continue
+        problem = stored_queue_problem(config)
+        if problem is not None:
+            report = f"{config.name}: {problem}"
+            if report not in warned:
+                warned.add(report)
+                logger.warning(
+                    "queue %s is not served: its row in the queues table is invalid (%s); "
+                    "fix or re-register it",
+                    config.name,
+                    problem,
+                )
             continue
         names.add(config.name)
     allowed = executor.config.listen_queues
@@ -92,6 +110,8 @@ async def supervise(
                     executor.wakeups.wake(queue_key(name))
         except SystemDatabaseError as error:
             logger.warning("queue sweep failed (keeping the previous queue set): %s", error)
+        except Exception as error:  # a row no SDK writes: the sweep goes on without it
+            logger.exception("queue sweep failed (keeping the previous queue set): %r", error)
         for name in sorted(queues.served - queues.working):
             queues.working.add(name)
             executor.spawn(run_worker, executor, name)
@@ -131,7 +151,10 @@ async def run_worker(executor: Executor, queue_name: str) -> None:
                     contended = True
                 except SystemDatabaseError as error:
                     logger.warning("dequeue from %s failed: %s", queue_name, error)
-                executor.dispatching.update(row.workflow_id for row, _ in claimed)
+                except Exception as error:  # never let one bad claim stop the worker
+                    contended = True  # back off, as from a busy peer
+                    logger.exception("dequeue from %s failed: %r", queue_name, error)
+                executor.starting.update(row.workflow_id for row, _ in claimed)
                 try:
                     for row, owner_xid in claimed:
                         # Each claimed row is dispatched on its own: one failure must not
@@ -145,13 +168,27 @@ async def run_worker(executor: Executor, queue_name: str) -> None:
                                 row.workflow_id,
                                 error,
                             )
-                        executor.dispatching.discard(row.workflow_id)
+                        except Exception as error:
+                            quarantine(executor, row.workflow_id, error)
+                        executor.starting.discard(row.workflow_id)
                 finally:
-                    executor.dispatching.difference_update(row.workflow_id for row, _ in claimed)
+                    executor.starting.difference_update(row.workflow_id for row, _ in claimed)
                 interval = next_poll_interval(interval or base, base, contended=contended)
                 await wakeup.wait(interval * random.uniform(0.95, 1.05))
     finally:
         queues.working.discard(queue_name)
+
+
+def quarantine(executor: Executor, workflow_id: str, problem: BaseException) -> None:
+    """Leave alone a row this executor cannot interpret (it stays PENDING), logged once:
+    the rest of the queue keeps running, and no sweep hands it back to loop forever."""
+    if workflow_id not in executor.quarantined:
+        executor.quarantined.add(workflow_id)
+        logger.error(
+            "workflow %s cannot be started from its row and is left alone (quarantined): %r",
+            workflow_id,
+            problem,
+        )
 
 
 async def _read_config(
@@ -168,6 +205,8 @@ async def _read_config(
                 "cannot re-read queue %s (keeping its last configuration): %s", queue_name, error
             )
             return previous
+    if config is not None and stored_queue_problem(config) is not None:
+        return None  # the supervisor stops serving it (and says why)
     spacing = executor.background_interval
     if config is not None and spacing is not None:
         config = attrs.evolve(config, polling_interval_sec=paced_polling(config, spacing))

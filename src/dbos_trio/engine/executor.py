@@ -117,7 +117,7 @@ class Executor(Runtime):
     ) -> None:
         super().__init__(
             sysdb=sysdb,
-            codec=Codec(config.serializer),
+            codec=Codec(config.serializer, allow_pickle=config.allow_pickle),
             clock=clock,
             app_name=identity.app_name,
             outcome_poll_interval=config.outcome_poll_interval,
@@ -131,8 +131,10 @@ class Executor(Runtime):
         self.running = RunningCounts()
         self.workflow_names = tuple(sorted(w.name for w in registry.all()))
         self.queue_set = QueueSet()
-        # Rows a dequeue worker claimed and is still starting (not yet in ``local``).
-        self.dispatching: set[str] = set()
+        # Rows being created or claimed here whose execution is not in ``local`` yet.
+        self.starting: set[str] = set()
+        # Rows this executor could not interpret: logged once, left alone.
+        self.quarantined: set[str] = set()
         # None: the engine's own intervals; else the spacing of background work (tests).
         self.background_interval = background_interval
 
@@ -155,6 +157,7 @@ class Executor(Runtime):
     def begin_local(self, workflow_id: str) -> LocalExecution:
         execution = LocalExecution(workflow_id)
         self.local[workflow_id] = execution
+        self.starting.discard(workflow_id)
         return execution
 
     def end_local(self, execution: LocalExecution) -> None:

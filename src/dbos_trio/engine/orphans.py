@@ -42,7 +42,11 @@ async def rerun_orphans(executor: Executor, *, settle_ms: int) -> list[str]:
     )
     handed_back: list[str] = []
     for workflow_id, owner_xid in rows:
-        if workflow_id in executor.local or workflow_id in executor.dispatching:
+        if (
+            workflow_id in executor.local
+            or workflow_id in executor.starting
+            or workflow_id in executor.quarantined
+        ):
             continue
         if await executor.sysdb.requeue_workflow(workflow_id, owner_xid, now):
             handed_back.append(workflow_id)

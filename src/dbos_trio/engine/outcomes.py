@@ -7,14 +7,17 @@ elsewhere is found by re-reading the row every ``outcome_poll_interval``.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from .._errors import (
     DBOSAwaitedWorkflowCancelledError,
     DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded,
+    DBOSCorruptRowError,
     DBOSNonExistentWorkflowError,
 )
 from ..core.statuses import (
+    ALL_STATUSES,
     CANCELLED,
     ERROR,
     MAX_RECOVERY_ATTEMPTS_EXCEEDED,
@@ -31,20 +34,34 @@ if TYPE_CHECKING:
 # only re-read as a safety net.
 LOCAL_RECHECK_SECONDS = 60.0
 
+logger = logging.getLogger("dbos_trio.workflow")
+_warned: set[str] = set()
+
+
+def _warn_once(workflow_id: str, problem: str) -> None:
+    """Warn once per process about a row a waiter may wait on forever."""
+    if workflow_id not in _warned:
+        _warned.add(workflow_id)
+        logger.warning("awaited workflow %s %s", workflow_id, problem)
+
 
 def raise_or_return(executor: Runtime, workflow_id: str, outcome: Outcome) -> Any:
     """The stored result of a terminal workflow, or raise what its waiters should see."""
     if outcome.status == SUCCESS:
-        return executor.codec.decode(outcome.output, outcome.serialization)
+        return executor.codec.decode(
+            outcome.output, outcome.serialization, f"the output of workflow {workflow_id}"
+        )
     if outcome.status == ERROR:
         if outcome.error is None:
-            raise RuntimeError(f"workflow {workflow_id} is ERROR but has no stored error")
-        raise executor.codec.decode_error(outcome.error, outcome.serialization)
+            raise DBOSCorruptRowError(workflow_id, "error", "is NULL although the status is ERROR")
+        raise executor.codec.decode_error(
+            outcome.error, outcome.serialization, f"the error of workflow {workflow_id}"
+        )
     if outcome.status == CANCELLED:
         raise DBOSAwaitedWorkflowCancelledError(workflow_id)
     if outcome.status == MAX_RECOVERY_ATTEMPTS_EXCEEDED:
         raise DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded(workflow_id)
-    raise RuntimeError(f"workflow {workflow_id} is not finished ({outcome.status})")
+    raise DBOSCorruptRowError(workflow_id, "status", f"{outcome.status!r} is not finished")
 
 
 async def wait_for_outcome(
@@ -66,6 +83,12 @@ async def wait_for_outcome(
                 raise DBOSNonExistentWorkflowError("awaited", workflow_id)
             if outcome.status in TERMINAL_STATUSES:
                 return outcome
+            if outcome.status not in ALL_STATUSES:
+                raise DBOSCorruptRowError(
+                    workflow_id, "status", f"{outcome.status!r} is not a workflow status"
+                )
+            if outcome.name is None:
+                _warn_once(workflow_id, "has no name: no executor can ever run it")
             running_here = executor.local.get(workflow_id)
             local = running_here is not None and running_here is not exclude_local
             await subscription.wait(LOCAL_RECHECK_SECONDS if local else interval)

@@ -270,11 +270,20 @@ async def start(
         parent_workflow_id=None if parent is None else parent.workflow_id,
     )
     link = None if slot is None else parent_step(slot, now)
-    if parent is None:
-        init = await executor.sysdb.init_workflow(new, link)
-    else:
-        with checkpoint.control_latch(parent):
+    # Until its execution is registered (begin_local), a new PENDING row of this executor
+    # must not look abandoned to the orphan sweep.
+    executor.starting.add(workflow_id)
+    try:
+        if parent is None:
             init = await executor.sysdb.init_workflow(new, link)
+        else:
+            with checkpoint.control_latch(parent):
+                init = await executor.sysdb.init_workflow(new, link)
+    except BaseException:
+        executor.starting.discard(workflow_id)
+        raise
+    if not init.created:
+        executor.starting.discard(workflow_id)
     check_same_workflow(workflow_id, init, registered.name, shape.class_name, shape.config_name)
     if not init.created:
         logger.debug("workflow %s exists (%s): not running it again", workflow_id, init.status)

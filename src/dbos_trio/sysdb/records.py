@@ -102,6 +102,10 @@ class Outcome:
     output: str | None
     error: str | None
     serialization: str | None
+    # For waiters: a row without a name can never run; a DELAYED one without a time is
+    # released at once.
+    name: str | None = None
+    delay_until_epoch_ms: int | None = None
 
 
 @attrs.frozen(kw_only=True)

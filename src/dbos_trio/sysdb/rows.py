@@ -210,11 +210,12 @@ def claimed_workflow(row: Sequence[Any]) -> ClaimedWorkflow:
         inputs=row[4],
         serialization=row[5],
         deadline_epoch_ms=row[6],
-        recovery_attempts=row[7],
+        recovery_attempts=row[7] or 0,
         queue_name=row[8],
         partition_key=row[9],
-        priority=row[10],
-        created_at=row[11],
+        # Written by someone else, these may be NULL; ordering them first is harmless.
+        priority=row[10] or 0,
+        created_at=row[11] or 0,
         sequence=row[12] or 0,
         steps=None if steps is None else {step[0]: recorded_step(step) for step in steps},
     )

@@ -130,7 +130,14 @@ class WorkflowOperations(SQLBackendBase):
         row = await self._db.one("get_outcome", {"workflow_id": workflow_id})
         if row is None:
             return None
-        return Outcome(status=row[0], output=row[1], error=row[2], serialization=row[3])
+        return Outcome(
+            status=row[0],
+            output=row[1],
+            error=row[2],
+            serialization=row[3],
+            name=row[4],
+            delay_until_epoch_ms=row[5],
+        )
 
     async def get_workflow(self, workflow_id: str) -> WorkflowRow | None:
         rows = await self.list_workflows(WorkflowFilters(workflow_ids=(workflow_id,)))

@@ -97,7 +97,7 @@ UPDATE {schema}.workflow_status AS ws
 SET status = 'PENDING', owner_xid = %(owner_xid)s,
     application_version = %(application_version)s, executor_id = %(executor_id)s,
     application_name = %(application_name)s, started_at_epoch_ms = %(now)s,
-    rate_limited = %(rate_limited)s, recovery_attempts = ws.recovery_attempts + 1,
+    rate_limited = %(rate_limited)s, recovery_attempts = COALESCE(ws.recovery_attempts, 0) + 1,
     updated_at = %(now)s,
     workflow_deadline_epoch_ms = CASE
         WHEN ws.workflow_timeout_ms IS NOT NULL AND ws.workflow_deadline_epoch_ms IS NULL

@@ -26,10 +26,12 @@ WHERE workflow_uuid = :workflow_id AND status = 'PENDING' AND owner_xid = :owner
 
 -- name: release_delayed
 -- DELAYED rows whose time has come become ENQUEUED (a debounced row frees its dedup id).
+-- A DELAYED row without a time (written by another tool) is due: left alone it would
+-- wait forever.
 UPDATE {schema}.workflow_status
 SET status = 'ENQUEUED', updated_at = :now,
     deduplication_id = CASE WHEN is_debounced THEN NULL ELSE deduplication_id END
-WHERE status = 'DELAYED' AND delay_until_epoch_ms <= :now
+WHERE status = 'DELAYED' AND (delay_until_epoch_ms <= :now OR delay_until_epoch_ms IS NULL)
   AND (application_name = :application_name OR application_name IS NULL)
 
 -- name: upsert_queue

@@ -24,9 +24,10 @@ WHERE workflow_uuid = :workflow_id
 ORDER BY function_id
 
 -- name: get_outcome
--- Status and stored outcome (new payload table first, legacy columns as fallback).
+-- Status and stored outcome (new payload table first, legacy columns as fallback), and
+-- what a waiter needs to tell a row nobody can ever run (no name, no delay).
 SELECT ws.status, COALESCE(wo.output, ws.output), COALESCE(wo.error, ws.error),
-       ws.serialization
+       ws.serialization, ws.name, ws.delay_until_epoch_ms
 FROM {schema}.workflow_status AS ws
 LEFT JOIN {schema}.workflow_output AS wo ON wo.workflow_uuid = ws.workflow_uuid
 WHERE ws.workflow_uuid = :workflow_id

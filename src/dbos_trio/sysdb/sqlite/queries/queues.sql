@@ -6,7 +6,7 @@
 -- executor's sweeps never take it (other processes' writers would queue behind them).
 SELECT EXISTS (
     SELECT 1 FROM workflow_status
-    WHERE status = 'DELAYED' AND delay_until_epoch_ms <= :now
+    WHERE status = 'DELAYED' AND (delay_until_epoch_ms <= :now OR delay_until_epoch_ms IS NULL)
       AND (application_name = :application_name OR application_name IS NULL)
 )
 
@@ -59,7 +59,7 @@ UPDATE workflow_status
 SET status = 'PENDING', owner_xid = :owner_xid,
     application_version = :application_version, executor_id = :executor_id,
     application_name = :application_name, started_at_epoch_ms = :now,
-    rate_limited = :rate_limited, recovery_attempts = recovery_attempts + 1,
+    rate_limited = :rate_limited, recovery_attempts = COALESCE(recovery_attempts, 0) + 1,
     updated_at = :now,
     workflow_deadline_epoch_ms = CASE
         WHEN workflow_timeout_ms IS NOT NULL AND workflow_deadline_epoch_ms IS NULL
