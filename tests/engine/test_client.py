@@ -157,6 +157,21 @@ async def test_a_bad_url_fails_before_connecting() -> None:
     assert "secret" not in repr(Client("postgresql://u:secret@h/db"))
 
 
+async def test_an_exception_in_the_block_leaves_it_as_itself(url: str) -> None:
+    with pytest.raises(DBOSNonExistentWorkflowError):
+        async with Client(url) as client:
+            await client.fork_workflow("no-such-workflow", 1)
+    with pytest.raises(KeyError) as raised:
+        async with Client(url):
+            raise KeyError("mine")
+    assert raised.value.args == ("mine",)
+    # A group the body raised itself is its own exception, kept whole.
+    with pytest.raises(ExceptionGroup) as grouped:
+        async with Client(url):
+            raise ExceptionGroup("two", [KeyError("a"), ValueError("b")])
+    assert [type(e) for e in grouped.value.exceptions] == [KeyError, ValueError]
+
+
 async def test_calls_outside_the_block_raise(url: str) -> None:
     client = Client(url)
     with pytest.raises(DBOSException, match="not open"):

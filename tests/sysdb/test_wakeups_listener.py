@@ -25,7 +25,7 @@ from dbos_trio.sysdb.postgres.listener import (
     POLLING_RECHECK_SECONDS,
     key_for,
 )
-from dbos_trio.sysdb.postgres.notifier import Notifier
+from dbos_trio.sysdb.postgres.notifier import MAX_PAYLOAD_BYTES, Notifier
 from dbos_trio.sysdb.postgres.pool import Pool
 from dbos_trio.sysdb.wakeups import WakeupRegistry, event_key, message_key, stream_key
 
@@ -229,19 +229,43 @@ async def test_with_notifications_off_nothing_is_pushed_but_local_waiters_still_
         assert notifier.flushes == 0
 
 
-async def test_a_failed_batch_is_dropped_and_later_batches_still_go_out(db_url: str) -> None:
+async def test_an_oversized_payload_is_never_queued_and_costs_no_other_its_notification(
+    db_url: str,
+) -> None:
+    largest = "x" * MAX_PAYLOAD_BYTES
+    too_long = "y" * (MAX_PAYLOAD_BYTES + 1)  # PostgreSQL refuses 8000 bytes and more
+    async with (
+        NotifyWatcher.open(db_url) as watcher,
+        running_notifier(db_url, push=True) as (notifier, wakeups),
+    ):
+        with wakeups.subscribe(event_key(too_long, "")) as local:
+            notifier.publish(EVENTS, too_long, event_key(too_long, ""))
+            assert local.woken  # waiters in this process are woken all the same
+        assert notifier._pending == {}
+        notifier.publish(EVENTS, largest, event_key(largest, ""))
+        notifier.publish(EVENTS, "wf::k", event_key("wf", "k"))
+        await watcher.wait_for(EVENTS, "wf::k")
+        await watcher.wait_for(EVENTS, largest)
+        await wait_until(lambda: notifier.flushes == 1, timeout=5)  # one statement for both
+        assert watcher.on(EVENTS, too_long) == []
+
+
+async def test_a_batch_the_server_refuses_is_sent_again_payload_by_payload(
+    db_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     async with (
         NotifyWatcher.open(db_url) as watcher,
         running_notifier(db_url, push=True) as (notifier, _),
     ):
-        too_long = "x" * 9000  # over PostgreSQL's 8000-byte payload limit
-        notifier.publish(EVENTS, too_long, event_key(too_long, ""))
-        await wait_until(lambda: not notifier._pending, timeout=5)
-        await trio.sleep(0.1)
-        assert notifier.flushes == 0
+        # A NUL cannot be sent in text: the batch statement fails, then only that payload.
+        notifier.publish(EVENTS, "bad\x00payload", event_key("bad", ""))
         notifier.publish(EVENTS, "wf::k", event_key("wf", "k"))
         await watcher.wait_for(EVENTS, "wf::k")
+        # Sorted, the bad payload went first: once the good one is counted, both were tried.
+        await wait_until(lambda: notifier.flushes == 1, timeout=5)
         assert [n.payload for n in watcher.received] == ["wf::k"]
+    dropped = [r.getMessage() for r in caplog.records if "dropping" in r.getMessage()]
+    assert len(dropped) == 1 and dropped[0].startswith("dropping 1 notifications")
 
 
 async def test_pending_notifications_are_flushed_at_shutdown_before_the_pool_closes(

@@ -37,7 +37,9 @@ class Client(ClientMessaging, ClientManagement):
 
     ``async with Client(url, app_name="orders") as client:`` connects, verifies the schema
     (never creating or migrating it) and, with ``use_listen_notify``, LISTENs for the
-    lifetime of the block; leaving the block closes everything.
+    lifetime of the block; leaving the block closes everything. An exception raised in the
+    block leaves it as itself (never wrapped in a one-exception group); cancellation of the
+    block closes the client as a normal exit does.
 
     ``url`` is a ``postgresql://`` URL or the ``sqlite:///`` URL of an application's
     embedded system database (which must exist, migrated). On SQLite ``schema``,

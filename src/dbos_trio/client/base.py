@@ -21,6 +21,7 @@ from .._config import (
 )
 from .._errors import DBOSConfigError, DBOSException, DBOSInitializationError
 from .._serialization import Codec, PickleSerializer, Serializer
+from ..core.ending import collapse
 from ..engine.executor import Runtime
 from ..engine.handle import StoredWorkflowHandle
 from ..sysdb.open import open_system_database
@@ -149,7 +150,17 @@ class ClientBase:
         stack, self._stack, self._runtime = self._stack, None, None
         if stack is None:
             return None
-        return await stack.__aexit__(exc_type, exc, tb)
+        try:
+            return await stack.__aexit__(exc_type, exc, tb)
+        except BaseExceptionGroup as group:
+            # The client's nursery wraps whatever the body raised; a block that raised one
+            # exception gets that exception back, so ``except SomeError:`` around it works.
+            collapsed = collapse(group)
+            if collapsed is group:
+                raise
+        if collapsed is exc:
+            return False
+        raise collapsed
 
     def _require(self, operation: str) -> Runtime:
         if self._runtime is None:

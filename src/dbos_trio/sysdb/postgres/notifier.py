@@ -9,8 +9,13 @@ Invariants, and why:
   notify lock at commit and serialize every notifying commit; outside it costs one
   statement per window, whatever the write rate.
 * Idle costs nothing: no timer runs without a pending payload.
-* A failed batch is dropped, never retried: a notification is only a hint, and waiters
-  re-check the database on their own interval anyway.
+* A batch that fails for a transient reason (an outage) is dropped, never retried: a
+  notification is only a hint, and waiters re-check the database on their own interval
+  anyway. One that the server refuses for what it holds is sent again payload by payload,
+  so one bad payload never costs the others their wakeup.
+* A payload PostgreSQL would refuse (8000 bytes or more) is never queued: it would fail the
+  statement carrying the whole batch. Its waiters elsewhere find the write at their
+  re-check; waiters in this process are woken as for any other write.
 * With notifications off, payloads are not queued at all; local wakeups still happen.
 * The final flush runs at shutdown, before the pool closes.
 """
@@ -22,11 +27,17 @@ import logging
 import psycopg
 import trio
 
+from ..errors import TransientDatabaseError
 from ..retry import Retrier
 from ..wakeups import WakeupRegistry
+from .errors import map_error
 from .pool import Pool
 
 logger = logging.getLogger("dbos_trio.notifier")
+
+# NOTIFY refuses a payload of 8000 bytes or more (in a server built with the default page
+# size), failing the whole statement.
+MAX_PAYLOAD_BYTES = 7999
 
 
 class Notifier:
@@ -55,6 +66,9 @@ class Notifier:
         self._wakeups.wake(key)
         if not self._push:
             return
+        if len(payload.encode("utf-8", "surrogatepass")) > MAX_PAYLOAD_BYTES:
+            logger.debug("not pushing a %d-byte notification on %s", len(payload), channel)
+            return
         self._pending.setdefault(channel, set()).add(payload)
         self._batch_opened.set()
 
@@ -76,25 +90,40 @@ class Notifier:
         try:
             while pending:
                 channel, payloads = next(iter(pending.items()))
-                try:
-                    async with self._pool.connection() as conn:
-                        await conn.execute(
-                            self._notify_sql,
-                            {"channel": channel, "payloads": sorted(payloads)},
-                            prepare=True,
-                        )
-                    self.flushes += 1
-                except psycopg.Error as error:
-                    # During an outage (reported once, by the retrier) this is expected.
-                    in_outage = self._retrier is not None and self._retrier.outage is not None
-                    logger.log(
-                        logging.DEBUG if in_outage else logging.WARNING,
-                        "dropping %d notifications on %s: %s",
-                        len(payloads),
-                        channel,
-                        error,
-                    )
+                await self._push_batch(channel, sorted(payloads))
                 del pending[channel]
         finally:
             for channel, payloads in pending.items():
                 self._pending.setdefault(channel, set()).update(payloads)
+
+    async def _push_batch(self, channel: str, payloads: list[str]) -> None:
+        try:
+            await self._notify(channel, payloads)
+            return
+        except psycopg.Error as error:
+            if len(payloads) == 1 or isinstance(map_error(error), TransientDatabaseError):
+                self._report_dropped(channel, payloads, error)
+                return
+        for payload in payloads:
+            try:
+                await self._notify(channel, [payload])
+            except psycopg.Error as error:
+                self._report_dropped(channel, [payload], error)
+
+    async def _notify(self, channel: str, payloads: list[str]) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute(
+                self._notify_sql, {"channel": channel, "payloads": payloads}, prepare=True
+            )
+        self.flushes += 1
+
+    def _report_dropped(self, channel: str, payloads: list[str], error: psycopg.Error) -> None:
+        # During an outage (reported once, by the retrier) this is expected.
+        in_outage = self._retrier is not None and self._retrier.outage is not None
+        logger.log(
+            logging.DEBUG if in_outage else logging.WARNING,
+            "dropping %d notifications on %s: %s",
+            len(payloads),
+            channel,
+            map_error(error),
+        )
