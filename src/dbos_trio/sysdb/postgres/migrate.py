@@ -279,12 +279,14 @@ async def _apply(conn: Conn, schema: str, migrations: list[Migration], start: in
 
 
 async def _record_version(conn: Conn, schema: str, version: int, has_row: bool) -> None:
-    ident = sql.Identifier(schema)
+    # The version as a literal, not a parameter: with parameters psycopg reads every ``%``
+    # of the composed text as one, including those of a schema named ``50%off``.
+    ident, value = sql.Identifier(schema), sql.Literal(version)
     if has_row:
-        query = sql.SQL("UPDATE {}.dbos_migrations SET version = %s").format(ident)
+        query = sql.SQL("UPDATE {}.dbos_migrations SET version = {}").format(ident, value)
     else:
-        query = sql.SQL("INSERT INTO {}.dbos_migrations (version) VALUES (%s)").format(ident)
-    await conn.execute(query, (version,), prepare=False)
+        query = sql.SQL("INSERT INTO {}.dbos_migrations (version) VALUES ({})").format(ident, value)
+    await conn.execute(query, prepare=False)
 
 
 async def _drop_invalid_indexes(conn: Conn, schema: str) -> None:
