@@ -89,5 +89,5 @@ async def test_an_application_runs_whole_in_a_schema_named_with_template_syntax(
 
 def test_a_schema_that_is_not_an_identifier_is_refused_before_connecting() -> None:
     for bad in ("", "a\x00b", "x" * 64, "é" * 32):
-        with pytest.raises(DBOSConfigError, match="Config.schema"):
+        with pytest.raises(DBOSConfigError, match=r"Config\.schema"):
             Config(app_name="odd", database_url="postgresql://nobody@127.0.0.1:1/x", schema=bad)
