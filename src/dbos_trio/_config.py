@@ -157,6 +157,11 @@ def _check_serializer(_: Any, attribute: attrs.Attribute[Serializer], value: Ser
         )
 
 
+def _check_unordered_tasks(_: Any, attribute: attrs.Attribute[str], value: Any) -> None:
+    if value not in ("error", "warn"):
+        raise _fail(f"Config.{attribute.name}", f"{value!r} must be 'error' or 'warn'")
+
+
 @attrs.frozen(kw_only=True)
 class Config:
     """How a :class:`~dbos_trio.DBOS` instance connects and identifies itself."""
@@ -208,6 +213,13 @@ class Config:
     lost, server restarting, a lock conflict) before it raises; None, the default, retries
     for as long as the executor lives, like the official SDK. A workflow whose call gave up
     stays PENDING and is run again by the executor's sweep once the database is back."""
+
+    unordered_tasks: str = attrs.field(default="error", validator=_check_unordered_tasks)
+    """What a durable call made from a plain Trio task inside a workflow does — a task of
+    ``trio.open_nursery()`` rather than ``dbos.open_nursery()``, whose step id would
+    depend on how Trio happens to schedule it: ``"error"`` (the default) raises
+    :class:`~dbos_trio.DBOSUnorderedTaskError` naming the call; ``"warn"`` logs a warning
+    once per workflow execution and takes the next id, as the official SDK does."""
 
     def __attrs_post_init__(self) -> None:
         if not self.allow_pickle and self.serializer.name() == "py_pickle":

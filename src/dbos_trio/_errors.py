@@ -278,6 +278,23 @@ class DBOSStepNondeterminismError(DBOSException):
         )
 
 
+class DBOSUnorderedTaskError(DBOSException):
+    """A durable call was made from a task whose place among its siblings the engine
+    cannot know (a plain ``trio`` task inside a workflow): its step id would depend on
+    how Trio schedules tasks, and a replay could hand it another call's checkpoint."""
+
+    def __init__(self, workflow_id: str, call: str) -> None:
+        self.workflow_id = workflow_id
+        self.call = call
+        super().__init__(
+            f"workflow {workflow_id}: {call} was called from a task started with "
+            "trio.open_nursery() (or another plain Trio task), whose step ids would depend "
+            "on how Trio schedules tasks. Start the task with `async with "
+            "dbos.open_nursery() as nursery:` instead, or make the call in the workflow "
+            "body and hand the task its coroutine"
+        )
+
+
 class DBOSWorkflowCancelledError(DBOSBaseException):
     """The running workflow was cancelled (by ``cancel_workflow`` or its timeout)."""
 

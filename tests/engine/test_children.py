@@ -432,7 +432,7 @@ async def test_workflow_ids_set_in_concurrent_tasks_stay_in_their_own_task(
                 await trio.sleep(0.01 * (3 - i))
                 ids[i] = (await dbos.start_workflow(child, i)).workflow_id
 
-        async with trio.open_nursery() as nursery:
+        async with dbos.open_nursery() as nursery:
             for i in range(3):
                 nursery.start_soon(one, i)
         with SetWorkflowID("never-used"):

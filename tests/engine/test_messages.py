@@ -385,7 +385,7 @@ async def test_a_second_receiver_on_one_topic_in_one_process_is_refused(
             except DBOSException as error:
                 refused.append(error)
 
-        async with trio.open_nursery() as nursery:
+        async with dbos.open_nursery() as nursery:
             nursery.start_soon(receive)
             nursery.start_soon(receive)
         assert len(refused) == 1, refused

@@ -177,11 +177,12 @@ async def test_a_receive_whose_reply_was_lost_returns_the_message_it_consumed(
             first = await dbos.start_workflow(one)
         with SetWorkflowID("two-1"):
             second = await dbos.start_workflow(two)
-        await dbos.send("one-1", "only", "t")
-        await dbos.send("two-1", "m1", "t")
-        await trio.sleep(0.002)  # m1 strictly older than m2
-        await dbos.send("two-1", "m2", "t")
+        # Armed before anything is sent: a receiver woken by a send consumes at once.
         with lose_replies("consume_message", times=2) as faults:
+            await dbos.send("one-1", "only", "t")
+            await dbos.send("two-1", "m1", "t")
+            await trio.sleep(0.002)  # m1 strictly older than m2
+            await dbos.send("two-1", "m2", "t")
             assert await first.get_result() == "only"
             assert await second.get_result() == ("m1", "m2")
     assert faults.lost, "no reply was lost"

@@ -102,7 +102,7 @@ async def reexecute(
         kwargs=kwargs,
         replaying=True,
     )
-    execution = executor.begin_local(workflow_id)
+    execution = executor.begin_local(workflow_id, token)
     return await execute_plan(executor, plan, execution)
 
 

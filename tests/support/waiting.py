@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import inspect
+import math
 import time
 from collections.abc import Awaitable, Callable
 
 import trio
+import trio.testing
 
 
 async def wait_until(
@@ -27,7 +29,10 @@ async def wait_until(
     autojump clock a task waiting on a socket counts as idle, so a Trio deadline would
     fire at once), and under ``MockClock(rate=...)`` the bound stays the same number of
     real seconds. On Trio's default clock the two are the same. The pause between looks
-    is a Trio sleep, so virtual time still advances while a test waits.
+    is a Trio sleep, so virtual time still advances while a test waits — except on a
+    clock that stands still (``MockClock(rate=0)`` without autojump), where a Trio sleep
+    would never end: there the pause is real time, in a worker thread, and virtual time
+    moves only when the test jumps it.
     """
     deadline = time.monotonic() + timeout
     while True:
@@ -38,4 +43,15 @@ async def wait_until(
             return
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await trio.sleep(interval)
+        if _frozen(trio.lowlevel.current_clock()):
+            await trio.to_thread.run_sync(time.sleep, interval)
+        else:
+            await trio.sleep(interval)
+
+
+def _frozen(clock: trio.abc.Clock) -> bool:
+    return (
+        isinstance(clock, trio.testing.MockClock)
+        and clock.rate == 0
+        and clock.autojump_threshold == math.inf
+    )

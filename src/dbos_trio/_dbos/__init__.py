@@ -4,18 +4,19 @@ Thin by design: it validates, resolves which registered function a call means, a
 over to the engine. Nothing connects until :meth:`DBOS.launched`; everything that needs
 the database raises :class:`~dbos_trio.DBOSNotLaunchedError` (naming the operation) before
 then. The face is split by concern — registration, lifecycle, durable primitives,
-management — each a module of this package; :class:`DBOS` is all of them.
+concurrency, management — each a module of this package; :class:`DBOS` is all of them.
 """
 
 from __future__ import annotations
 
+from .concurrency import Concurrency
 from .durable import Durable
 from .lifecycle import Lifecycle
 from .management import Management
 from .registration import Registration, StepDecorator
 
 
-class DBOS(Registration, Lifecycle, Durable, Management):
+class DBOS(Registration, Lifecycle, Durable, Concurrency, Management):
     """Registers workflows and steps, and runs them once launched.
 
     ``DBOS(Config(app_name="orders", ...))`` connects nothing; ``async with

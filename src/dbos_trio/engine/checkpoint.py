@@ -3,10 +3,12 @@
 A durable call made from a workflow body — a step, a send, a sleep, a management call,
 a child's start — goes through the same four moves:
 
-1. **Reserve** its step id synchronously, at the call (:func:`reserve`), before any
-   ``await``: concurrent calls from one body are numbered in call order, whatever order
-   Trio runs them in. The result is a :class:`Slot`; outside a workflow body (or inside a
-   step, where durable calls are plain calls) there is none.
+1. **Reserve** its step id at the call (:func:`reserve`), before any ``await``: from the
+   workflow body the id is given at once, so calls started together are numbered in call
+   order whatever order Trio runs them in; from a task of a durable nursery the call
+   takes its place in the nursery's turn order (:mod:`.turns`) and the id is given when
+   its turn comes (:meth:`Slot.placed`). The result is a :class:`Slot`; outside a workflow
+   body (or inside a step, where durable calls are plain calls) there is none.
 2. **Replay** what an earlier execution recorded at that id, if anything (from the map
    loaded once when the execution started, never a query per call); a different name
    recorded there means the code changed under a running workflow:
@@ -31,7 +33,10 @@ from .._errors import DBOSException, DBOSUnexpectedStepError
 from .._serialization import PORTABLE_JSON, Codec
 from ..sysdb.errors import is_control
 from ..sysdb.records import Caller, RecordedStep
+from . import placement
 from .context import WorkflowContext, workflow_outside_steps
+from .placement import current_turns
+from .turns import Ticket
 
 if TYPE_CHECKING:
     from .executor import Executor
@@ -41,15 +46,35 @@ T = TypeVar("T")
 
 @attrs.frozen
 class Slot:
-    """A durable call's reserved place: its workflow execution, step id and name."""
+    """A durable call's reserved place: its workflow execution, name and step id.
+
+    The id is given at the call in the workflow body; in a task of a durable nursery, once
+    the call's turn comes (:mod:`.turns`) — every durable call awaits :meth:`placed` before
+    it reads :attr:`function_id`, which costs nothing when the id is already there.
+    """
 
     ctx: WorkflowContext
-    function_id: int
     name: str
+    ticket: Ticket
+    offset: int = 0
 
     @property
     def executor(self) -> Executor:
         return self.ctx.executor
+
+    @property
+    def function_id(self) -> int:
+        first = self.ticket.first_id
+        if first is None:
+            raise AssertionError(f"{self.name}: read its step id before it was placed")
+        return first + self.offset
+
+    async def placed(self) -> Slot:
+        """This slot, once its step id is given (at once, unless it waits for its turn)."""
+        if not self.ticket.is_placed:
+            turns = current_turns(self.ctx)
+            await self.ticket.wait_placed(turns.holder if turns is not None else _nobody)
+        return self
 
     def recorded(self) -> RecordedStep | None:
         """The checkpoint an earlier execution recorded here, if any."""
@@ -61,7 +86,11 @@ class Slot:
 
     def following(self, name: str) -> Slot:
         """The slot at the next step id (reserved together with this one)."""
-        return Slot(self.ctx, self.function_id + 1, name)
+        return Slot(self.ctx, name, self.ticket, self.offset + 1)
+
+
+def _nobody() -> str:
+    return "nobody"
 
 
 def reserve(name: str, *, ids: int = 1) -> Slot | None:
@@ -70,15 +99,14 @@ def reserve(name: str, *, ids: int = 1) -> Slot | None:
     ctx = workflow_outside_steps()
     if ctx is None:
         return None
-    slot = reserve_in(ctx, name)
-    for _ in range(ids - 1):
-        ctx.reserve_id()
-    return slot
+    return reserve_in(ctx, name, ids=ids)
 
 
-def reserve_in(ctx: WorkflowContext, name: str) -> Slot:
-    """Reserve the next step id of ``ctx`` for a call named ``name``."""
-    return Slot(ctx, ctx.reserve_id(), name)
+def reserve_in(ctx: WorkflowContext, name: str, *, ids: int = 1) -> Slot:
+    """Reserve the next ``ids`` step ids of ``ctx`` for a call named ``name``."""
+    ticket = Ticket(name, ids)
+    placement.submit(ctx, ticket)
+    return Slot(ctx, name, ticket)
 
 
 def replayed(ctx: WorkflowContext, function_id: int, name: str) -> RecordedStep | None:
@@ -142,6 +170,7 @@ async def checkpointed(
     """
     if slot is None:
         return await operation()
+    await slot.placed()
     recorded = slot.recorded()
     executor = slot.executor
     if recorded is not None:
@@ -189,6 +218,7 @@ async def record(
     completed_at_ms: int | None = None,
 ) -> None:
     """Record one checkpoint at ``slot`` (one statement, ownership-fenced)."""
+    await slot.placed()
     ctx, executor = slot.ctx, slot.executor
     step = RecordedStep(
         function_id=slot.function_id,

@@ -32,7 +32,13 @@ from . import checkpoint
 from .checkpoint import Slot
 from .execute import execute
 from .outcomes import raise_or_return, wait_for_outcome
-from .start import ExecutionPlan, reject_enqueue_only_options, reserve_child, start
+from .start import (
+    ExecutionPlan,
+    child_workflow_id,
+    reject_enqueue_only_options,
+    reserve_child,
+    start,
+)
 
 if TYPE_CHECKING:
     from .executor import Executor, LocalExecution
@@ -52,9 +58,9 @@ def call(
 ) -> Coroutine[Any, Any, Any]:
     """A direct call (see the module docs); the ids are taken now, at the call."""
     reject_enqueue_only_options()
-    start_slot, workflow_id = reserve_child(registered)
-    result_slot = None if start_slot is None else checkpoint.reserve_in(start_slot.ctx, GET_RESULT)
-    return _call(executor, registered, args, kwargs, start_slot, result_slot, workflow_id)
+    start_slot, assigned = reserve_child(registered, ids=2)
+    result_slot = None if start_slot is None else start_slot.following(GET_RESULT)
+    return _call(executor, registered, args, kwargs, start_slot, result_slot, assigned)
 
 
 async def _call(
@@ -64,8 +70,9 @@ async def _call(
     kwargs: dict[str, Any],
     start_slot: Slot | None,
     result_slot: Slot | None,
-    workflow_id: str,
+    assigned: str | None,
 ) -> Any:
+    workflow_id = await child_workflow_id(start_slot, assigned)
     if result_slot is not None:
         recorded = result_slot.recorded()
         if recorded is not None:
@@ -78,7 +85,7 @@ async def _call(
             return await get_result_in_workflow(result_slot, started.workflow_id, started.init)
         outcome = await _outcome_from_init(executor, started.workflow_id, started.init)
         return raise_or_return(executor, started.workflow_id, outcome)
-    execution = executor.begin_local(started.workflow_id)
+    execution = executor.begin_local(started.workflow_id, started.plan.owner_xid)
     try:
         value = await execute(executor, started.plan, execution)
     except BaseException as error:
@@ -175,6 +182,7 @@ async def get_result_in_workflow(
     slot: Slot, workflow_id: str, init: InitResult | None = None
 ) -> Any:
     """Await another workflow's outcome from a workflow body, checkpointed as getResult."""
+    await slot.placed()
     executor = slot.executor
     recorded = slot.recorded()
     if recorded is not None:

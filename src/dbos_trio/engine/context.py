@@ -1,13 +1,14 @@
 """The workflow context: ambient state of a running workflow body, in contextvars.
 
 A running workflow body has a :class:`WorkflowContext`: its id, ownership token, step-id
-counter, recorded steps when replaying, deadline, format. Step ids are reserved
-**synchronously** by :meth:`WorkflowContext.reserve_id` at the moment a durable call is
-made, before its first ``await``, so concurrent calls started from one body
-(``nursery.start_soon`` in a loop) get ids in call order whatever order Trio schedules
-them in. Trio copies contextvars into child tasks, so tasks spawned by a workflow body
-share its context object (and therefore its counter). Inside a step, a
-:class:`StepContext` marks that nested durable calls are plain calls.
+counter, recorded steps when replaying, deadline, format. A durable call made by the body
+takes its step id from the counter **synchronously**, at the call, before its first
+``await`` (:meth:`WorkflowContext.place`), so calls started together from the body get ids
+in call order whatever order Trio runs them in. Calls made by the tasks of a durable
+nursery get theirs in turn order instead (:mod:`.turns`, :mod:`.placement`). Trio copies
+contextvars into child tasks, so tasks spawned by a workflow body share its context
+object (and therefore its counter). Inside a step, a :class:`StepContext` marks that
+nested durable calls are plain calls.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import contextvars
 from typing import TYPE_CHECKING
 
 import attrs
+import trio
 
 if TYPE_CHECKING:
     from ..sysdb.records import RecordedStep
     from .executor import Executor
+    from .turns import Ticket
 
 
 @attrs.define(eq=False)
@@ -38,10 +41,15 @@ class WorkflowContext:
     # A system-database failure seen inside this body. Once set, the outcome is never
     # recorded even if user code swallowed the error: the row stays PENDING for recovery.
     control_failure: BaseException | None = None
+    # The task running the body: durable calls made from any other task are placed by
+    # a durable nursery, or refused (see :mod:`.placement`).
+    body_task: trio.lowlevel.Task | None = None
+    warned_unordered: bool = False
 
-    def reserve_id(self) -> int:
-        self.last_function_id += 1
-        return self.last_function_id
+    def place(self, ticket: Ticket) -> None:
+        """Give ``ticket`` the next ids of the counter."""
+        ticket.place(self.last_function_id + 1)
+        self.last_function_id += ticket.count
 
     def recorded_at(self, function_id: int) -> RecordedStep | None:
         if self.recorded is None:

@@ -158,7 +158,7 @@ async def dispatch(executor: Executor, claimed: ClaimedWorkflow, owner_xid: str)
         replaying=True,
         recorded=claimed.steps,
     )
-    execution = executor.begin_local(workflow_id)
+    execution = executor.begin_local(workflow_id, owner_xid)
     executor.running.add(claimed.queue_name, claimed.partition_key)
     executor.spawn(_run_holding_slot, executor, plan, execution, claimed)
 

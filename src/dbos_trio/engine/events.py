@@ -10,7 +10,7 @@ coroutine), so concurrent calls from one body are numbered in call order.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from .._errors import DBOSException
@@ -30,18 +30,22 @@ SET_EVENT = "DBOS.setEvent"
 GET_EVENT = "DBOS.getEvent"
 
 
-def writer_slot(name: str, operation: str) -> tuple[Slot | None, WorkflowContext, Caller]:
+def writer_slot(
+    name: str, operation: str
+) -> tuple[Slot | None, WorkflowContext, Callable[[], Caller]]:
     """For a write from a workflow body (recorded at a new step id) or from a step (at the
-    step's own id, fenced but not recorded): the slot, the workflow, and the caller.
+    step's own id, fenced but not recorded): the slot, the workflow, and how to make the
+    caller once the slot is placed (the write's coroutine asks, after its turn came).
 
     Raises :class:`DBOSException` naming ``operation`` outside both."""
     slot = checkpoint.reserve(name)
     if slot is not None:
-        return slot, slot.ctx, slot.caller()
+        return slot, slot.ctx, slot.caller
     step = current_step.get()
     if step is None:
         raise DBOSException(f"{operation} must be called from within a workflow or step")
-    return None, step.workflow, caller_for(step.workflow, step.step_id, record=False)
+    inside = caller_for(step.workflow, step.step_id, record=False)
+    return None, step.workflow, lambda: inside
 
 
 def set_event(key: str, value: Any) -> Coroutine[Any, Any, None]:
@@ -53,7 +57,7 @@ def set_event(key: str, value: Any) -> Coroutine[Any, Any, None]:
         executor = ctx.executor
         fmt = ctx.serialization
         encoded = encode_payload(executor, value, fmt, "event value")
-        await executor.sysdb.set_event(caller, key, encoded, fmt, executor.clock.now_ms())
+        await executor.sysdb.set_event(caller(), key, encoded, fmt, executor.clock.now_ms())
 
     return checkpoint.checkpointed(slot, publish, records_itself=True, record_errors=False)
 
@@ -80,6 +84,7 @@ async def _get_event(
         return decode_payload(
             executor, await wait_for_event(executor, workflow_id, key, plain_deadline)
         )
+    await slot.placed()
     recorded = slot.recorded()
     if recorded is not None:
         return checkpoint.replay_value(executor, recorded)

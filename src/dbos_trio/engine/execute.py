@@ -88,6 +88,7 @@ def _context(executor: Executor, plan: ExecutionPlan, recorded: Any) -> Workflow
         else workflow_format(executor, plan.registered),
         deadline_epoch_ms=plan.deadline_epoch_ms,
         recorded=recorded,
+        body_task=trio.lowlevel.current_task(),
     )
 
 

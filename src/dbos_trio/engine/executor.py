@@ -7,7 +7,8 @@ Invariants, and why:
   them all before the system database closes (see :mod:`.launch`).
 * A workflow running in this process is registered in :attr:`Runtime.local` for as long
   as it runs: handles on it wait on its ``trio.Event`` instead of polling, and a cancel
-  made here cancels its Trio scope at once (:meth:`Runtime.stop_local`).
+  made here cancels its Trio scope at once (:meth:`Runtime.stop_local`); one made
+  elsewhere, within a watch interval (:mod:`.watch`).
 * This module knows no workflow code and no backend: it is the state the other engine
   modules share, so it imports none of them.
 """
@@ -42,13 +43,15 @@ class LocalExecution:
     """
 
     workflow_id: str
+    # The token this execution writes under (its row's owner_xid while it is ours).
+    owner_xid: str
     scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
     done: trio.Event = attrs.field(factory=trio.Event)
     outcome: Outcome | None = None
     returned: Any = None
     raised: BaseException | None = None
-    # Set when this process cancelled the workflow: the scope's cancellation is then a
-    # CANCELLED outcome, not a shutdown.
+    # Set when the workflow was cancelled (here, or elsewhere and seen by the watcher): the
+    # scope's cancellation is then the row's outcome to adopt, not a shutdown.
     cancel_requested: bool = False
 
 
@@ -154,8 +157,8 @@ class Executor(Runtime):
         """Run ``fn(*args)`` as a task of the executor's nursery."""
         self.nursery.start_soon(fn, *args)
 
-    def begin_local(self, workflow_id: str) -> LocalExecution:
-        execution = LocalExecution(workflow_id)
+    def begin_local(self, workflow_id: str, owner_xid: str) -> LocalExecution:
+        execution = LocalExecution(workflow_id, owner_xid)
         self.local[workflow_id] = execution
         self.starting.discard(workflow_id)
         return execution

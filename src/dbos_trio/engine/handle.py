@@ -18,7 +18,7 @@ from .checkpoint import Slot
 from .children import GET_RESULT, get_result_in_workflow
 from .execute import run_detached
 from .outcomes import raise_or_return, wait_for_outcome
-from .start import reject_enqueue_only_options, reserve_child, start
+from .start import child_workflow_id, reject_enqueue_only_options, reserve_child, start
 from .status import WorkflowStatus, workflow_status
 from .waits import first_finished
 
@@ -108,8 +108,8 @@ def start_workflow(
     synchronously at the call, like a step's.
     """
     reject_enqueue_only_options()
-    slot, workflow_id = reserve_child(registered)
-    return _start(executor, registered, args, kwargs, slot, workflow_id)
+    slot, assigned = reserve_child(registered)
+    return _start(executor, registered, args, kwargs, slot, assigned)
 
 
 async def _start(
@@ -118,12 +118,13 @@ async def _start(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     slot: Slot | None,
-    workflow_id: str,
+    assigned: str | None,
 ) -> WorkflowHandle[Any]:
+    workflow_id = await child_workflow_id(slot, assigned)
     started = await start(executor, registered, args, kwargs, slot=slot, workflow_id=workflow_id)
     if started.plan is None:
         return handle_for(executor, started.workflow_id)
-    execution = executor.begin_local(started.workflow_id)
+    execution = executor.begin_local(started.workflow_id, started.plan.owner_xid)
     executor.spawn(run_detached, executor, started.plan, execution)
     return WorkflowHandle(executor, started.workflow_id, execution)
 

@@ -13,9 +13,10 @@ Launch order, and why:
    executor's abandoned PENDING rows, before launch returns — a workflow the application
    starts the instant launch returns is PENDING under the same executor id, and must not
    be swept up as abandoned.
-6. **Start the dequeue supervisor, the timeout sweep and the orphan sweep** (which runs
+6. **Start the dequeue supervisor, the timeout sweep, the orphan sweep** (which runs
    again any workflow of this executor that nothing here runs: a live executor owns its
-   work until it ends).
+   work until it ends) **and the cancel watcher** (which stops a workflow running here
+   once its row was cancelled or re-owned elsewhere).
 
 Shutdown mirrors it: cancel the nursery, await every task in it (a task cancelled
 mid-checkpoint finishes its shielded cleanup on a live pool, and a workflow interrupted
@@ -43,7 +44,7 @@ from ..sysdb.open import open_system_database
 from ..sysdb.protocol import SystemDatabase
 from ..sysdb.retry import EXECUTOR_POLICY
 from ..sysdb.wakeups import WakeupRegistry
-from . import dequeue, orphans, queues, recovery, timeouts
+from . import dequeue, orphans, queues, recovery, timeouts, watch
 from .executor import Executor, ExecutorSlot
 
 logger = logging.getLogger("dbos_trio")
@@ -167,7 +168,9 @@ async def _start(executor: Executor, declared_queues: list[QueueConfig]) -> None
         await nursery.start(dequeue.supervise, executor)
         await nursery.start(timeouts.sweep, executor)
         await nursery.start(orphans.sweep, executor)
+        await nursery.start(watch.watch, executor)
     else:
         await nursery.start(partial(dequeue.supervise, executor, sweep_interval=interval))
         await nursery.start(partial(timeouts.sweep, executor, interval=interval))
         await nursery.start(partial(orphans.sweep, executor, interval=interval))
+        await nursery.start(partial(watch.watch, executor, interval=interval))

@@ -138,6 +138,7 @@ def recv(topic: str | None, timeout_seconds: float) -> Coroutine[Any, Any, Any]:
 
 
 async def _recv(slot: Slot, topic: str | None, timeout_seconds: float) -> Any:
+    await slot.placed()
     executor = slot.executor
     recorded = slot.recorded()
     if recorded is not None:

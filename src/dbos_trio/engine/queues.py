@@ -24,6 +24,7 @@ from .rows import Placement, new_row
 from .start import (
     call_shape,
     check_same_workflow,
+    child_workflow_id,
     encode_inputs,
     parent_step,
     reserve_child,
@@ -74,8 +75,8 @@ def enqueue(
     """
     options = enqueue_options()
     check_enqueue(queue_name, config, options)
-    slot, workflow_id = reserve_child(registered)
-    return _enqueue(executor, queue_name, registered, args, kwargs, options, slot, workflow_id)
+    slot, assigned = reserve_child(registered)
+    return _enqueue(executor, queue_name, registered, args, kwargs, options, slot, assigned)
 
 
 async def _enqueue(
@@ -86,8 +87,9 @@ async def _enqueue(
     kwargs: dict[str, Any],
     options: EnqueueOptions,
     slot: Slot | None,
-    workflow_id: str,
+    assigned: str | None,
 ) -> WorkflowHandle[Any]:
+    workflow_id = await child_workflow_id(slot, assigned)
     if slot is not None:
         recorded = slot.recorded()
         if recorded is not None:

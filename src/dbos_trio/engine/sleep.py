@@ -9,6 +9,9 @@ Invariants, and why:
 * The step id is reserved at the call, not when the returned coroutine first runs
   (:func:`sleep` is a plain function returning a coroutine), so sleeps started
   concurrently from one body are numbered in call order.
+* A cancel that lands while a workflow sleeps stops it when it wakes (or sooner, through
+  the cancel watcher): the row is looked at before the sleep returns, since no fenced
+  write follows a wait as it follows every other durable call.
 * Every wait reads Trio's clock (through :class:`~dbos_trio._clock.Clock`), never the wall
   clock, so a ``MockClock`` drives durable sleeps and timeouts in tests.
 """
@@ -26,6 +29,7 @@ from .._serialization import PORTABLE_JSON
 from . import checkpoint
 from .checkpoint import Slot
 from .context import current_step
+from .watch import ensure_still_ours
 
 SLEEP = "DBOS.sleep"
 # The latest wake time a checkpoint records (9999-12-31T23:59:59Z): an infinite wait is
@@ -45,6 +49,7 @@ def check_seconds(seconds: float, what: str) -> None:
 async def durable_wake_time(slot: Slot, seconds: float) -> float:
     """The wake-up time checkpointed at ``slot`` (a ``DBOS.sleep``): recorded now, or read
     back from an earlier execution."""
+    await slot.placed()
     executor = slot.executor
     recorded = slot.recorded()
     if recorded is not None:
@@ -85,5 +90,14 @@ async def _plain_sleep(seconds: float) -> None:
 
 
 async def _durable_sleep(slot: Slot, seconds: float) -> None:
+    await slot.placed()
+    replay = slot.recorded() is not None
     wake = await durable_wake_time(slot, seconds)
-    await slot.executor.clock.sleep_until(wake)
+    clock = slot.executor.clock
+    if replay and clock.now() >= wake:
+        return  # a replay past its wake time waits for nothing; the next write is fenced
+    await clock.sleep_until(wake)
+    # The one durable wait that ends without a fenced write: a cancel that landed while it
+    # slept must stop the workflow here, before the next step's body starts.
+    with checkpoint.control_latch(slot.ctx):
+        await ensure_still_ours(slot.ctx)

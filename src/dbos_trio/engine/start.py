@@ -108,19 +108,24 @@ def parent_for_start(registered: RegisteredWorkflow) -> WorkflowContext | None:
     return current_workflow.get()
 
 
-def reserve_child(registered: RegisteredWorkflow) -> tuple[Slot | None, str]:
-    """At the call: the parent's slot for the child's start (None at top level), and the
-    child's workflow id."""
+def reserve_child(
+    registered: RegisteredWorkflow, *, ids: int = 1
+) -> tuple[Slot | None, str | None]:
+    """At the call: the parent's slot for the child's start (None at top level; ``ids``
+    step ids), and the workflow id ``SetWorkflowID`` gave it, if any (see
+    :func:`child_workflow_id`)."""
     parent = parent_for_start(registered)
-    slot = None if parent is None else checkpoint.reserve_in(parent, registered.name)
-    return slot, new_workflow_id(slot)
+    slot = None if parent is None else checkpoint.reserve_in(parent, registered.name, ids=ids)
+    return slot, take_assigned_id()
 
 
-def new_workflow_id(slot: Slot | None) -> str:
-    assigned = take_assigned_id()
+async def child_workflow_id(slot: Slot | None, assigned: str | None) -> str:
+    """The new workflow's id: the one assigned at the call, else ``<parent>-<step id>``
+    once the slot is placed (a fresh UUID at top level)."""
     if assigned is not None:
         return assigned
     if slot is not None:
+        await slot.placed()
         return f"{slot.ctx.workflow_id}-{slot.function_id}"
     return str(uuid.uuid4())
 
@@ -240,11 +245,12 @@ async def start(
     """Create (or find) the row of a direct start; return a plan if this call runs it.
 
     ``slot`` is the parent's checkpoint for the start (None at top level) and
-    ``workflow_id`` the id resolved at the call (:func:`reserve_child`).
+    ``workflow_id`` the id resolved for it (:func:`child_workflow_id`).
     """
     shape = call_shape(registered, args)
     parent = None if slot is None else slot.ctx
     if slot is not None:
+        await slot.placed()
         recorded = slot.recorded()
         if recorded is not None:
             if recorded.error is not None:

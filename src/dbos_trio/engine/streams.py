@@ -47,7 +47,7 @@ def _append(value: Any, key: str, *, step_name: str, closing: bool) -> Coroutine
         fmt = PORTABLE_JSON if closing else ctx.serialization
         encoded = CLOSED_MARKER if closing else encode_payload(executor, value, fmt, "stream value")
         await executor.sysdb.write_stream(
-            caller, key, encoded, fmt, executor.clock.now_ms(), step_name=step_name
+            caller(), key, encoded, fmt, executor.clock.now_ms(), step_name=step_name
         )
 
     return checkpoint.checkpointed(slot, append, records_itself=True, record_errors=False)
@@ -81,6 +81,7 @@ async def read_stream(
         while True:
             slot = checkpoint.reserve(READ_STREAM)
             if slot is not None:
+                await slot.placed()
                 recorded = slot.recorded()
                 if recorded is not None:
                     if is_end(recorded.output, recorded.serialization):

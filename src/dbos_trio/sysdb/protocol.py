@@ -108,6 +108,11 @@ class SystemDatabase(Protocol):
     ) -> bool:
         """Write SUCCESS/ERROR and the payload if still PENDING and owned; False otherwise."""
 
+    async def lost_executions(self, owners: dict[str, str]) -> dict[str, str | None]:
+        """Of ``{workflow_id: owner_xid}``, the rows no longer PENDING under that token —
+        cancelled, finished, re-enqueued or re-owned elsewhere, or deleted (None) — with
+        their status now. One read, no lock."""
+
     async def get_outcome(self, workflow_id: str) -> Outcome | None:
         """The workflow's status and stored outcome, or None if there is no such row."""
 

@@ -34,6 +34,10 @@ EVENTS = "e::"
 STREAMS = "s::"
 OUTCOMES = "o::"
 QUEUES = "q::"
+CANCELS = "c::"
+CANCEL_CHANNEL = "dbos_trio_cancel_channel"
+"""The NOTIFY channel of cancellations written by dbos_trio (other SDKs send none: their
+cancels are found by polling). The payload is empty: it only says "look again"."""
 
 
 def message_key(destination_id: str, topic: str) -> str:
@@ -51,6 +55,11 @@ def stream_key(workflow_id: str, key: str) -> str:
 def queue_key(queue_name: str) -> str:
     """Woken when this process enqueues on the queue or frees one of its slots."""
     return QUEUES + queue_name
+
+
+def cancels_key() -> str:
+    """Woken when a workflow was cancelled, here or (through NOTIFY) in another process."""
+    return CANCELS
 
 
 def outcome_key(workflow_id: str) -> str:

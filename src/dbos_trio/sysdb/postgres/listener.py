@@ -27,7 +27,7 @@ import trio
 from ..._clock import real_time_limit
 from ..errors import ConnectionLost
 from ..retry import Retrier
-from ..wakeups import EVENTS, MESSAGES, STREAMS, WakeupRegistry
+from ..wakeups import CANCEL_CHANNEL, CANCELS, EVENTS, MESSAGES, STREAMS, WakeupRegistry
 from .driver import TrioConnection
 from .pool import Pool
 
@@ -37,6 +37,7 @@ CHANNEL_PREFIXES = {
     "dbos_notifications_channel": MESSAGES,
     "dbos_workflow_events_channel": EVENTS,
     "dbos_streams_channel": STREAMS,
+    CANCEL_CHANNEL: CANCELS,
 }
 SELF_TEST_CHANNEL = "dbos_notifications_channel"
 SELF_TEST_PAYLOAD = "dbos_listen_selftest"

@@ -2,13 +2,15 @@
 
 Each is one statement (a script of a few on SQLite), so it either happens whole or not at
 all. Cancelling clears the owner token: that, not a message, is what stops an execution
-running elsewhere — its next fenced write finds the workflow no longer its own.
+running elsewhere — its next fenced write finds the workflow no longer its own, and its
+executor's watcher, woken by a NOTIFY (or at its next look), cancels it where it waits.
 """
 
 from __future__ import annotations
 
 from ..._errors import DBOSWorkflowIDInUseError
 from ..errors import UniqueViolation
+from ..wakeups import CANCEL_CHANNEL, cancels_key
 from .base import SQLBackendBase
 
 
@@ -17,6 +19,10 @@ class ManagementOperations(SQLBackendBase):
         rows = await self._db.all(
             "cancel_workflows", {"workflow_ids": list(workflow_ids), "now": now_ms}
         )
+        if rows:
+            # Executions of these workflows in other processes stop at once, not at their
+            # watcher's next look (see engine/watch.py).
+            self._announce(cancels_key(), (CANCEL_CHANNEL, ""))
         return [row[0] for row in rows]
 
     async def list_children(self, workflow_ids: list[str]) -> list[str]:

@@ -19,6 +19,7 @@ from ..errors import ConnectionLost
 from ..records import ClaimedWorkflow, ClaimRequest
 from ..rows import claimed_workflow, in_dequeue_order, queue_config, queue_params
 from ..statements import Row, Transaction
+from ..wakeups import CANCEL_CHANNEL, cancels_key
 from .base import SQLBackendBase
 
 
@@ -134,4 +135,7 @@ class QueueOperations(SQLBackendBase):
                 return []
             return await tx.all("sweep_timeouts", params)
 
-        return [row[0] for row in await self._db.transaction(sweep)]
+        cancelled = [row[0] for row in await self._db.transaction(sweep)]
+        if cancelled:
+            self._announce(cancels_key(), (CANCEL_CHANNEL, ""))
+        return cancelled

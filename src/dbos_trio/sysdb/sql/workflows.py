@@ -24,7 +24,7 @@ from ..._errors import (
     DBOSWorkflowCancelledError,
     DBOSWorkflowConflictIDError,
 )
-from ...core.statuses import CANCELLED
+from ...core.statuses import CANCELLED, PENDING
 from ..errors import UniqueViolation
 from ..records import (
     InitResult,
@@ -125,6 +125,16 @@ class WorkflowOperations(SQLBackendBase):
             },
         )
         return row is not None and row[0] == 1
+
+    async def lost_executions(self, owners: dict[str, str]) -> dict[str, str | None]:
+        rows = await self._db.all("owners_of", {"workflow_ids": list(owners)})
+        held = {row[0]: (row[1], row[2]) for row in rows}
+        lost: dict[str, str | None] = {}
+        for workflow_id, owner_xid in owners.items():
+            status, holder = held.get(workflow_id, (None, None))
+            if status != PENDING or holder != owner_xid:
+                lost[workflow_id] = status
+        return lost
 
     async def get_outcome(self, workflow_id: str) -> Outcome | None:
         row = await self._db.one("get_outcome", {"workflow_id": workflow_id})

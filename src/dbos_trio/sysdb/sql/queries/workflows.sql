@@ -31,3 +31,9 @@ SELECT ws.status, COALESCE(wo.output, ws.output), COALESCE(wo.error, ws.error),
 FROM {schema}.workflow_status AS ws
 LEFT JOIN {schema}.workflow_output AS wo ON wo.workflow_uuid = ws.workflow_uuid
 WHERE ws.workflow_uuid = :workflow_id
+
+-- name: owners_of
+-- Who holds each of these rows now: a running execution compares it with its own token
+-- to learn that it was cancelled, re-owned or deleted elsewhere.
+SELECT workflow_uuid, status, owner_xid FROM {schema}.workflow_status
+WHERE workflow_uuid {in:workflow_ids}
