@@ -30,8 +30,9 @@ Invariants, and why:
   these statements too, so it empties their table as well.
 
 This relies on psycopg internals (``wait``, ``lock``, ``_connect_gen``, ``_cancel_gen``,
-``_should_cancel``, ``_deallocate``, ``_query2pg``, the cursor's ``_tx``/``_set_results``,
-``AsyncTransaction``); pyproject pins the psycopg minor series, and
+``_should_cancel``, ``_deallocate``, ``_query2pg`` in :mod:`.fast_statements`, the
+cursor's ``_tx``/``_set_results``, ``AsyncTransaction``); pyproject pins the psycopg minor
+series, and
 ``tests/sysdb/test_driver.py`` must pass on every upgrade.
 """
 
@@ -49,12 +50,12 @@ import trio
 from psycopg import adapt, generators, pq
 from psycopg import errors as pg_errors
 from psycopg._conninfo_attempts import conninfo_attempts
-from psycopg._queries import _query2pg
 from psycopg.abc import Params, PQGen, Query, Transformer
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.transaction import AsyncTransaction
 
 from ..._clock import real_time_limit
+from .fast_statements import FastStatement, fast_statement, first_error
 from .waiting import drive, drive_conn
 
 logger = logging.getLogger("dbos_trio.driver")
@@ -68,54 +69,11 @@ CLEANUP_LIMIT_SECONDS = 5.0
 _ACTIVE = pq.TransactionStatus.ACTIVE
 _IDLE = pq.TransactionStatus.IDLE
 _BAD = pq.ConnStatus.BAD
-_FATAL_ERROR = pq.ExecStatus.FATAL_ERROR
 _TEXT = pq.Format.TEXT
 
 _DEALLOCATED_ALL = ("DEALLOCATE ALL", "DISCARD ALL")
 # Statements prepared by the fast path, per connection, before the oldest is deallocated.
 PREPARED_MAX = 200
-
-
-class _Statement:
-    """A query with ``%(name)s`` placeholders, converted once to ``$n`` form."""
-
-    __slots__ = ("formats", "order", "query")
-
-    def __init__(self, query: str) -> None:
-        # ASCII only (see _statement), so the bytes are the same in every client encoding.
-        self.query, self.formats, order, _parts = _query2pg(query.encode("ascii"), "ascii")
-        self.order: list[str] = order or []
-
-
-_STATEMENTS: dict[str, _Statement | None] = {}
-_STATEMENTS_MAX = 512
-
-
-def _statement(query: str) -> _Statement | None:
-    """The converted form of ``query``, or None if the fast path does not take it."""
-    try:
-        return _STATEMENTS[query]
-    except KeyError:
-        pass
-    statement: _Statement | None = None
-    if query.isascii():
-        try:
-            converted = _Statement(query)
-        except psycopg.Error:
-            converted = None  # let psycopg report it
-        if converted is not None and converted.order:
-            statement = converted
-    if len(_STATEMENTS) >= _STATEMENTS_MAX:
-        _STATEMENTS.clear()
-    _STATEMENTS[query] = statement
-    return statement
-
-
-def _first_error(results: list[pq.abc.PGresult], pgconn: pq.abc.PGconn) -> psycopg.Error | None:
-    for result in results:
-        if result.status == _FATAL_ERROR:
-            return pg_errors.error_from_result(result, encoding=pgconn._encoding)
-    return None
 
 
 class TrioConnection(psycopg.AsyncConnection[Any]):
@@ -159,7 +117,7 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
             and self._prepared.prepare_threshold is not None
             and (self._autocommit or self.pgconn.transaction_status != _IDLE)
         ):
-            statement = _statement(query)
+            statement = fast_statement(query)
             if statement is not None:
                 return await self._execute_fast(statement, params)
         # (psycopg's overloads keep a Template apart from params; this passes both on.)
@@ -172,7 +130,7 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
         return cursor
 
     async def _execute_fast(
-        self, statement: _Statement, params: dict[str, Any]
+        self, statement: FastStatement, params: dict[str, Any]
     ) -> psycopg.AsyncCursor[Any]:
         cur = self.cursor()
         cur._tx = adapt.Transformer(cur)  # loads this cursor's result
@@ -210,7 +168,7 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
                 else:
                     gen = self._execute_prepared_gen(name, dumped, formats)
                 results = await self.wait(gen)
-                error = _first_error(results, self.pgconn)
+                error = first_error(results, self.pgconn)
                 if error is None:
                     break
                 if not isinstance(error, pg_errors.InvalidSqlStatementName):
@@ -239,7 +197,7 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
         """Prepare, then execute, in one conversation (as psycopg does on first use)."""
         query, types = key
         self.pgconn.send_prepare(name, query, param_types=types)
-        error = _first_error((yield from generators.execute(self.pgconn)), self.pgconn)
+        error = first_error((yield from generators.execute(self.pgconn)), self.pgconn)
         if error is not None:
             raise error.with_traceback(None)
         self._fast_names[key] = name
