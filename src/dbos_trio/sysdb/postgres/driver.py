@@ -55,7 +55,9 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.transaction import AsyncTransaction
 
 from ..._clock import real_time_limit
+from ..._redact import NO_SECRETS, Scrubber, names_a_secret
 from .fast_statements import FastStatement, fast_statement, first_error
+from .scrubbing import scrubbed
 from .waiting import drive, drive_conn
 
 logger = logging.getLogger("dbos_trio.driver")
@@ -88,6 +90,8 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
         self._fast_dumper: Transformer | None = None
         # A poll object watching the socket for input, for the idle health check.
         self._idle_poller: tuple[int, select.poll] | None = None
+        # The secrets of the URL this connection was opened with, kept out of its logs.
+        self.scrub: Scrubber = NO_SECRETS
 
     def _socket_readable(self) -> bool:
         """Whether the socket has input (or EOF, or an error) right now, without blocking."""
@@ -247,7 +251,9 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
                 if self.pgconn.transaction_status == _ACTIVE:
                     await drive(generators.fetch_many(self.pgconn), self.pgconn.socket)
             except Exception as error:
-                logger.warning("query cancellation failed (%s): closing the connection", error)
+                logger.warning(
+                    "query cancellation failed (%s): closing the connection", self.scrub(error)
+                )
                 self.pgconn.finish()
                 return
         if limit.cancelled_caught:
@@ -407,16 +413,44 @@ async def connect(
     autocommit: bool = False,
     connect_timeout: float = 10.0,
     prepare_threshold: int | None = 5,
+    scrub: Scrubber | None = None,
     **params: Any,
 ) -> TrioConnection:
     """Open a :class:`TrioConnection`, trying each host the conninfo names in turn.
 
     ``connect_timeout`` bounds each attempt in real time. Name resolution runs in a worker
-    thread (libpq would otherwise block the Trio loop on DNS).
+    thread (libpq would otherwise block the Trio loop on DNS). A failure raises a
+    ``psycopg.Error`` whose text holds no secret of ``conninfo`` (nor of ``scrub``'s): a
+    scrubbed copy, chained to nothing (:mod:`.scrubbing`); the connection keeps the
+    scrubber as ``conn.scrub`` for what it logs. Cancellation abandons the attempt.
     """
-    attempts = await trio.to_thread.run_sync(
-        conninfo_attempts, conninfo_to_dict(conninfo, **params)
+    scrubber = Scrubber.for_urls(conninfo) | Scrubber.for_values(
+        *(str(value) for key, value in params.items() if names_a_secret(key))
     )
+    if scrub is not None:
+        scrubber = scrubber | scrub
+    conn, failure = await _connect(conninfo, connect_timeout, params)
+    if conn is None:
+        assert failure is not None
+        # Raised here, outside every except block, so nothing chains the original to it.
+        raise scrubbed(failure, scrubber)
+    conn._autocommit = autocommit
+    conn.prepare_threshold = prepare_threshold
+    conn.scrub = scrubber
+    return conn
+
+
+async def _connect(
+    conninfo: str, connect_timeout: float, params: dict[str, Any]
+) -> tuple[TrioConnection | None, psycopg.Error | None]:
+    """A connection to the first host that answers, or the (raw) error to report."""
+    try:
+        # libpq's parse errors quote what they could not parse: a password, say.
+        attempts = await trio.to_thread.run_sync(
+            conninfo_attempts, conninfo_to_dict(conninfo, **params)
+        )
+    except psycopg.Error as error:
+        return None, error
     failures: list[str] = []
     last_error: psycopg.Error | None = None
     for attempt in attempts:
@@ -432,11 +466,9 @@ async def connect(
             last_error = error
             failures.append(f"{described}: {error}")
             continue
-        conn._autocommit = autocommit
-        conn.prepare_threshold = prepare_threshold
-        return conn
+        return conn, None
     if last_error is None:
-        raise psycopg.OperationalError("no host to connect to")
+        return None, psycopg.OperationalError("no host to connect to")
     if len(failures) == 1:
-        raise last_error.with_traceback(None)
-    raise type(last_error)("; ".join(failures)).with_traceback(None)
+        return None, last_error
+    return None, type(last_error)("; ".join(failures))

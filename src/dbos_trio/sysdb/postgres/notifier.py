@@ -92,7 +92,7 @@ class Notifier:
                         "dropping %d notifications on %s: %s",
                         len(payloads),
                         channel,
-                        error,
+                        self._pool.scrub(error),
                     )
                 del pending[channel]
         finally:
