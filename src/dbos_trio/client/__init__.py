@@ -49,6 +49,11 @@ class Client(ClientMessaging, ClientManagement):
     restarting server) until the database is back, unless ``database_retry_limit`` bounds
     it; ``direct_database_url`` and ``prepared_statements`` are as in
     :class:`~dbos_trio.Config`.
+
+    Entering the block raises :class:`~dbos_trio.DBOSInitializationError` if the database
+    cannot be opened (:class:`~dbos_trio.sysdb.errors.SystemDatabaseUnreachable` when no
+    connection could be made) or its schema is not migrated; cancellation while entering
+    closes whatever was opened. No error, log line or ``repr`` shows the URL's password.
     """
 
 

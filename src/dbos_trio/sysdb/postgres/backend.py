@@ -33,7 +33,7 @@ import trio
 from ..._errors import DBOSInitializationError
 from ..._redact import Scrubber
 from ...core.retry import Backoff
-from ..errors import Contention, SystemDatabaseUnreachable
+from ..errors import ConnectionLost, Contention, SystemDatabaseUnreachable
 from ..migrations import quote_identifier
 from ..protocol import BackgroundTask, QueueContention
 from ..records import ClaimedWorkflow, ClaimRequest
@@ -60,6 +60,7 @@ from ..statements import (
 from ..wakeups import WakeupRegistry
 from . import migrate
 from .driver import TrioConnection, connect
+from .errors import map_error
 from .listener import POLLING_RECHECK_SECONDS, Listener
 from .notifier import Notifier
 from .pool import Pool
@@ -321,7 +322,7 @@ async def _open_and_migrate(
             async with pool.connection() as conn:
                 await _migrate_on(conn, schema, run_migrations, use_listen_notify, scrub)
         except psycopg.Error as error:
-            return _migration_failed(run_migrations, scrub(error))
+            return _migration_failed(run_migrations, error, scrub)
         return None
     # Migrate on a direct connection: the migration lock is a session advisory lock,
     # which a transaction-pooling proxy breaks.
@@ -336,16 +337,23 @@ async def _open_and_migrate(
     try:
         await _migrate_on(conn, schema, run_migrations, use_listen_notify, scrub)
     except psycopg.Error as error:
-        return _migration_failed(run_migrations, scrub(error))
+        return _migration_failed(run_migrations, error, scrub)
     finally:
         with trio.CancelScope(shield=True):
             await conn.close()
     return None
 
 
-def _migration_failed(run_migrations: bool, text: str) -> DBOSInitializationError:
+def _migration_failed(
+    run_migrations: bool, error: psycopg.Error, scrub: Scrubber
+) -> DBOSInitializationError:
+    """The error to raise for a driver error while migrating or verifying: the database
+    became unreachable (the connection was lost), or something else went wrong."""
     doing = "migrate" if run_migrations else "verify the schema of"
-    return DBOSInitializationError(f"cannot {doing} the system database: {text}")
+    text = f"cannot {doing} the system database: {scrub(error)}"
+    if isinstance(map_error(error, scrub), ConnectionLost):
+        return SystemDatabaseUnreachable(text)
+    return DBOSInitializationError(text)
 
 
 async def _migrate_on(
