@@ -2,7 +2,8 @@
 
 A bad value raises :class:`DBOSConfigError` naming the field, at ``Config(...)``, so a
 typo never costs a connection attempt or leaves half a launch behind. The URL's password
-never appears in ``repr`` or logs (:func:`redact_url`).
+never appears in ``repr``, in a message or in logs (:func:`redact_url`, from
+:mod:`dbos_trio._redact`; a URL is never shown by ``repr()`` of its raw text).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import attrs
 
 from ._errors import DBOSConfigError, DBOSException
+from ._redact import redact_url as redact_url  # re-exported: the name's old home
 from ._serialization import PickleSerializer, Serializer
 from .core import validate
 
@@ -26,27 +28,6 @@ APP_VERSION_ENV = "DBOS__APPVERSION"
 EXECUTOR_ID_ENV = "DBOS__VMID"
 APP_ID_ENV = "DBOS__APPID"
 DEFAULT_EXECUTOR_ID = "local"
-
-# In a URL, the password runs from the ':' after the user name to the last '@' before the
-# query string: passwords containing an unencoded '@' or '/' are hidden whole, not cut short.
-_PASSWORD_IN_URL = re.compile(
-    r"(?P<head>^[a-z][a-z0-9+.-]*://[^:/@?#]*:)(?P<password>[^?#]*)(?=@)", re.IGNORECASE
-)
-_PASSWORD_IN_QUERY = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
-# In a libpq key-value string: password=value, or a quoted value with backslash escapes.
-_PASSWORD_IN_PARAMS = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
-_URL_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
-
-
-def redact_url(url: str | None) -> str:
-    """``url`` with any password replaced by ``***`` (for ``repr`` and logs)."""
-    if url is None:
-        return "None"
-    if _URL_SCHEME.match(url):
-        url = _PASSWORD_IN_URL.sub(lambda m: f"{m['head']}***", url)
-        return _PASSWORD_IN_QUERY.sub(r"\1***", url)
-    return _PASSWORD_IN_PARAMS.sub(r"\1***", url)
-
 
 # --- checks, shared by Config and Client ------------------------------------------------
 #
@@ -73,8 +54,17 @@ def require_optional_text(value: Any, where: str) -> None:
 
 def require_database_url(value: Any, where: str) -> None:
     """None, or a ``postgresql://`` / ``sqlite:`` URL (shown redacted if it is wrong)."""
-    require_optional_text(value, where)
-    if value is not None and not value.startswith(("postgresql://", "postgres://", "sqlite:")):
+    if value is None:
+        return
+    if isinstance(value, str) and value.strip():
+        try:
+            validate.text(value, "it")
+        except DBOSException as broken:
+            # Not require_optional_text: its message shows the value itself.
+            raise _fail(where, f"{redact_url(value)[:40]!r}...: {broken.message}") from None
+    else:
+        require_optional_text(value, where)
+    if not value.startswith(("postgresql://", "postgres://", "sqlite:")):
         raise _fail(where, f"{redact_url(value)!r} must be a postgresql:// or sqlite:/// URL")
 
 

@@ -4,42 +4,77 @@ Every command talks to the database named by ``--database-url`` (or the
 ``DBOS_SYSTEM_DATABASE_URL`` / ``DBOS_DATABASE_URL`` environment variables) through a
 :class:`~dbos_trio.Client`, which never migrates; only ``migrate`` creates or upgrades the
 schema. ``--json`` prints machine-readable output; the default is a readable table.
+
+A failure is one line on stderr, ``dbos-trio: error: ...`` (with the traceback too under
+``--debug``), and a non-zero exit code by kind (:mod:`dbos_trio._cli_errors`): 1 any other
+error, 2 bad usage (unknown options, invalid values such as ``--status BOGUS``, ``--limit
+-1`` or a time that is not ISO 8601), 3 not found (no workflow with the given id: every
+command that names one checks that it exists first), 4 database unreachable (no
+connection, or the client gave up retrying after ``CLI_RETRY_LIMIT_SECONDS``), 130
+interrupted. Values are checked before anything connects. Nothing printed shows the
+URL's password.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 import trio
 
-from ._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV, redact_url
-from ._errors import DBOSException
+from ._cli_errors import (
+    CLI_RETRY_LIMIT_SECONDS,
+    EXIT_CODES_HELP,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    exit_code_for,
+    one_line,
+    scrubbed_traceback,
+    unwrap,
+    usage_line,
+)
+from ._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV
+from ._errors import DBOSNonExistentWorkflowError
+from ._redact import Scrubber, redact_url
 from .client import Client
+from .core.filters import epoch_ms
+from .core.statuses import ALL_STATUSES
 from .engine import fork
 from .engine.status import StepInfo, WorkflowStatus
 from .sysdb.open import is_sqlite_url, open_system_database
 
 Command = Callable[[argparse.Namespace], Coroutine[Any, Any, Any]]
 
-CLI_RETRY_LIMIT_SECONDS = 10.0
+__all__ = ["CLI_RETRY_LIMIT_SECONDS", "main"]
+
+
+def _configured_url(args: argparse.Namespace | None) -> str | None:
+    given = None if args is None else getattr(args, "database_url", None)
+    return given or os.environ.get(SYSTEM_DATABASE_URL_ENV) or os.environ.get(DATABASE_URL_ENV)
 
 
 def _database_url(args: argparse.Namespace) -> str:
-    url = (
-        args.database_url
-        or os.environ.get(SYSTEM_DATABASE_URL_ENV)
-        or os.environ.get(DATABASE_URL_ENV)
-    )
+    url = _configured_url(args)
     if not url:
-        raise DBOSException(f"no database: pass --database-url or set {SYSTEM_DATABASE_URL_ENV}")
+        raise UsageError(f"no database: pass --database-url or set {SYSTEM_DATABASE_URL_ENV}")
     return str(url)
+
+
+def _scrubber(args: argparse.Namespace | None) -> Scrubber:
+    """The secrets of every URL this run may print (the one used, and the environment's)."""
+    return Scrubber.for_urls(
+        _configured_url(args),
+        os.environ.get(SYSTEM_DATABASE_URL_ENV),
+        os.environ.get(DATABASE_URL_ENV),
+    )
 
 
 def _iso(epoch_ms: Any) -> str:
@@ -170,33 +205,46 @@ async def _queue_list(args: argparse.Namespace) -> None:
         _print_workflows(args, await client.list_queued_workflows(**_list_filters(args)))
 
 
+async def _existing(client: Client, workflow_id: str) -> WorkflowStatus:
+    """The workflow's status; ``DBOSNonExistentWorkflowError`` (exit 3) if there is none.
+
+    Every command that names a workflow looks first: cancelling, resuming or deleting an
+    id that names nothing is a mistake to report, not a success to print."""
+    status = await client.get_workflow_status(workflow_id)
+    if status is None:
+        raise DBOSNonExistentWorkflowError("target", workflow_id)
+    return status
+
+
 async def _workflow_get(args: argparse.Namespace) -> None:
     async with _client(args) as client:
-        status = await client.get_workflow_status(args.workflow_id)
-    if status is None:
-        raise DBOSException(f"no workflow {args.workflow_id!r}")
+        status = await _existing(client, args.workflow_id)
     _print_workflows(args, [status])
 
 
 async def _workflow_steps(args: argparse.Namespace) -> None:
     async with _client(args) as client:
+        await _existing(client, args.workflow_id)
         _print_steps(args, await client.list_workflow_steps(args.workflow_id))
 
 
 async def _workflow_cancel(args: argparse.Namespace) -> None:
     async with _client(args) as client:
+        await _existing(client, args.workflow_id)
         await client.cancel_workflow(args.workflow_id)
     print(f"cancelled {args.workflow_id}")
 
 
 async def _workflow_resume(args: argparse.Namespace) -> None:
     async with _client(args) as client:
+        await _existing(client, args.workflow_id)
         await client.resume_workflow(args.workflow_id)
     print(f"resumed {args.workflow_id}")
 
 
 async def _workflow_delete(args: argparse.Namespace) -> None:
     async with _client(args) as client:
+        await _existing(client, args.workflow_id)
         await client.delete_workflow(args.workflow_id, delete_children=args.delete_children)
     print(f"deleted {args.workflow_id}")
 
@@ -205,6 +253,7 @@ async def _workflow_fork(args: argparse.Namespace) -> None:
     from .engine.options import SetWorkflowID
 
     async with _client(args) as client:
+        await _existing(client, args.workflow_id)
         runtime = client._require("fork_workflow")
         if args.forked_workflow_id:
             with SetWorkflowID(args.forked_workflow_id):
@@ -221,72 +270,167 @@ async def _workflow_fork(args: argparse.Namespace) -> None:
     print(json.dumps({"workflow_id": forked}) if args.json else f"forked as {forked}")
 
 
+# --- values, checked before anything connects (exit 2) ------------------------------
+
+
+def _count(text: str) -> int:
+    """A non-negative integer (``--limit``, ``--offset``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return value
+
+
+def _step(text: str) -> int:
+    """A step id: 1 or more (steps are numbered from 1)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 1 or more (steps start at 1)")
+    return value
+
+
+def _status(text: str) -> str:
+    """One of the workflow statuses (any case)."""
+    status = text.strip().upper()
+    if status not in ALL_STATUSES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a workflow status (one of {', '.join(sorted(ALL_STATUSES))})"
+        )
+    return status
+
+
+def _time(text: str) -> int:
+    """An ISO 8601 time (``2026-01-31T08:00:00Z``), as epoch milliseconds."""
+    try:
+        return epoch_ms(text, "time")
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO 8601 time such as 2026-01-31T08:00:00Z"
+        ) from None
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, reporting a usage error as one line (exit 2) like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        print(usage_line(f"{message} (see {self.prog} --help)", _scrubber(None)), file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dbos-trio", description=__doc__.splitlines()[0])
-    common = argparse.ArgumentParser(add_help=False)
+    layout: dict[str, Any] = {
+        "epilog": EXIT_CODES_HELP,
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
+    parser = _Parser(
+        prog="dbos-trio", description=__doc__.splitlines()[0].replace("``", ""), **layout
+    )
+    parser.add_argument("--debug", action="store_true", help="print tracebacks and debug logs")
+    common = _Parser(add_help=False)
     common.add_argument(
         "--database-url", "-s", help=f"system database URL (or ${SYSTEM_DATABASE_URL_ENV})"
     )
     common.add_argument("--schema", default="dbos", help="system schema (default: dbos)")
     common.add_argument("--json", action="store_true", help="print JSON")
+    # SUPPRESS: a subcommand's default must not undo a --debug given before it.
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="print tracebacks"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    migrate = commands.add_parser("migrate", parents=[common], help="create or upgrade the schema")
+    migrate = commands.add_parser(
+        "migrate", parents=[common], help="create or upgrade the schema", **layout
+    )
     migrate.add_argument("--no-listen-notify", action="store_true", help="omit the triggers")
     migrate.set_defaults(run=_migrate)
 
-    listing = argparse.ArgumentParser(add_help=False)
-    listing.add_argument("--limit", "-l", type=int, default=10)
-    listing.add_argument("--offset", "-o", type=int, default=None)
+    listing = _Parser(add_help=False)
+    listing.add_argument("--limit", "-l", type=_count, default=10)
+    listing.add_argument("--offset", "-o", type=_count, default=None)
     listing.add_argument("--sort-desc", "-d", action="store_true")
-    listing.add_argument("--status", "-S", default=None)
+    listing.add_argument(
+        "--status", "-S", type=_status, default=None, help=", ".join(sorted(ALL_STATUSES))
+    )
     listing.add_argument("--name", "-n", default=None)
     listing.add_argument("--app-version", "-v", default=None)
     listing.add_argument("--user", "-u", default=None)
-    listing.add_argument("--start-time", "-t", default=None, help="ISO 8601")
-    listing.add_argument("--end-time", "-e", default=None, help="ISO 8601")
+    listing.add_argument("--start-time", "-t", type=_time, default=None, help="ISO 8601")
+    listing.add_argument("--end-time", "-e", type=_time, default=None, help="ISO 8601")
     listing.add_argument("--application-name", "-a", default=None)
 
-    workflow = commands.add_parser("workflow", help="inspect and manage workflows")
+    workflow = commands.add_parser("workflow", help="inspect and manage workflows", **layout)
     actions = workflow.add_subparsers(dest="action", required=True)
-    actions.add_parser("list", parents=[common, listing]).set_defaults(run=_workflow_list)
+    actions.add_parser("list", parents=[common, listing], **layout).set_defaults(run=_workflow_list)
     for name, run in (
         ("get", _workflow_get),
         ("steps", _workflow_steps),
         ("cancel", _workflow_cancel),
         ("resume", _workflow_resume),
     ):
-        action = actions.add_parser(name, parents=[common])
+        action = actions.add_parser(name, parents=[common], **layout)
         action.add_argument("workflow_id")
         action.set_defaults(run=run)
-    delete = actions.add_parser("delete", parents=[common])
+    delete = actions.add_parser("delete", parents=[common], **layout)
     delete.add_argument("workflow_id")
     delete.add_argument("--delete-children", action="store_true")
     delete.set_defaults(run=_workflow_delete)
-    fork_action = actions.add_parser("fork", parents=[common])
+    fork_action = actions.add_parser("fork", parents=[common], **layout)
     fork_action.add_argument("workflow_id")
-    fork_action.add_argument("--step", "-S", type=int, default=1)
+    fork_action.add_argument("--step", "-S", type=_step, default=1)
     fork_action.add_argument("--forked-workflow-id", "-f", default=None)
     fork_action.add_argument("--application-version", "-v", default=None)
     fork_action.set_defaults(run=_workflow_fork)
 
-    queue = commands.add_parser("queue", help="queued workflows")
+    queue = commands.add_parser("queue", help="queued workflows", **layout)
     queue_actions = queue.add_subparsers(dest="action", required=True)
-    queue_list = queue_actions.add_parser("list", parents=[common, listing])
+    queue_list = queue_actions.add_parser("list", parents=[common, listing], **layout)
     queue_list.add_argument("--queue", "-q", default=None)
     queue_list.set_defaults(run=_queue_list)
     return parser
 
 
+def _configure_logging(debug: bool, scrub: Scrubber) -> None:
+    """Debug logs to stderr under ``--debug`` (scrubbed); otherwise none at all, so a
+    failure stays one line (a retry WARNING would otherwise reach stderr too)."""
+    library = logging.getLogger("dbos_trio")
+    if not debug:
+        library.addHandler(logging.NullHandler())
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("dbos-trio: %(levelname)s: %(name)s: %(message)s"))
+
+    def scrubbed(record: logging.LogRecord) -> bool:
+        record.msg, record.args = scrub(record.getMessage()), None
+        return True
+
+    handler.addFilter(scrubbed)
+    library.addHandler(handler)
+    library.setLevel(logging.DEBUG)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit code (see the module docs). Never raises, except
+    ``SystemExit`` for ``--help`` and usage errors; Ctrl-C returns 130."""
     args = _parser().parse_args(argv)
+    scrub = _scrubber(args)
+    debug = bool(getattr(args, "debug", False))
+    _configure_logging(debug, scrub)
     command: Command = args.run
     try:
         trio.run(command, args)
-    except DBOSException as error:
-        print(f"dbos-trio: {error}", file=sys.stderr)
-        return 1
-    return 0
+    except (Exception, KeyboardInterrupt, BaseExceptionGroup) as raised:
+        error = unwrap(raised)
+        if debug:
+            print(scrubbed_traceback(raised, scrub), file=sys.stderr, end="")
+        print(one_line(error, scrub), file=sys.stderr)
+        return exit_code_for(error)
+    return EXIT_OK
 
 
 if __name__ == "__main__":

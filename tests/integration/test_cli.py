@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
+import pytest
+
 from dbos_trio import DBOS, Config
+from dbos_trio._cli_errors import CLI_RETRY_LIMIT_SECONDS
+
+from support.pg_support import fresh_database
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -87,7 +96,7 @@ async def test_list_get_steps_fork_cancel_and_delete_show_and_change_stored_work
 
     assert run_cli("workflow", "delete", forked_id, "-s", url).returncode == 0
     missing = run_cli("workflow", "get", forked_id, "-s", url)
-    assert missing.returncode == 1
+    assert missing.returncode == 3  # not found
 
 
 def test_migrate_and_list_work_on_a_sqlite_file(tmp_path: Path) -> None:
@@ -98,3 +107,148 @@ def test_migrate_and_list_work_on_a_sqlite_file(tmp_path: Path) -> None:
     listing = run_cli("workflow", "list", "--database-url", url, "--json")
     assert listing.returncode == 0, listing.stderr
     assert json.loads(listing.stdout) == []
+
+
+# --- errors: one line on stderr, and an exit code by kind --------------------------------
+
+USAGE, NOT_FOUND, UNREACHABLE = 2, 3, 4
+
+
+@pytest.fixture(scope="module")
+def migrated_url(postgres_template: str) -> Iterator[str]:
+    """A migrated, empty system database shared by the error tests of this module."""
+    with fresh_database("cli", template=postgres_template) as url:
+        yield url
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int, text: str) -> None:
+    assert result.returncode == code, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("dbos-trio: error: "), lines[0]
+    assert text in lines[0], lines[0]
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("action", ["get", "steps", "cancel", "resume", "delete", "fork"])
+def test_a_missing_workflow_id_is_not_found_for_every_command_that_names_one(
+    migrated_url: str, action: str
+) -> None:
+    result = run_cli("workflow", action, "nope", "-s", migrated_url)
+
+    assert_one_line_error(result, NOT_FOUND, "workflow 'nope' not found")
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (["workflow", "list", "--limit", "-1"], "argument --limit/-l: '-1' must be 0 or more"),
+        (["workflow", "list", "--limit", "ten"], "'ten' is not a whole number"),
+        (["workflow", "list", "--offset", "-5"], "argument --offset/-o: '-5' must be 0 or more"),
+        (["workflow", "list", "--start-time", "yesterday"], "'yesterday' is not an ISO 8601 time"),
+        (["workflow", "list", "--end-time", "2026-13-40"], "is not an ISO 8601 time"),
+        (["workflow", "list", "--status", "BOGUS"], "'BOGUS' is not a workflow status (one of"),
+        (["queue", "list", "--status", "BOGUS"], "'BOGUS' is not a workflow status"),
+        (["workflow", "fork", "nope", "--step", "0"], "'0' must be 1 or more"),
+        (["workflow", "list", "--no-such-option"], "unrecognized arguments: --no-such-option"),
+        (["workflow", "frobnicate"], "invalid choice: 'frobnicate'"),
+        (["workflow", "get"], "the following arguments are required: workflow_id"),
+    ],
+)
+def test_bad_usage_is_one_line_and_exit_code_2_before_anything_connects(
+    args: list[str], text: str, closed_port: int
+) -> None:
+    # The URL names nothing that answers: the check comes first, or this would be exit 4.
+    result = run_cli(*args, "-s", f"postgresql://u@127.0.0.1:{closed_port}/x")
+
+    assert_one_line_error(result, USAGE, text)
+
+
+def test_a_valid_status_in_any_case_lists_only_workflows_in_it(migrated_url: str) -> None:
+    listed = run_cli("workflow", "list", "--status", "success", "-s", migrated_url, "--json")
+
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == []
+
+
+def test_no_database_configured_is_a_usage_error() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "dbos_trio.cli", "workflow", "list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if "DATABASE_URL" not in k},
+    )
+
+    assert_one_line_error(result, USAGE, "no database: pass --database-url")
+
+
+@pytest.fixture(scope="module")
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port  # nothing listens on it any more
+
+
+def test_a_database_that_refuses_connections_is_unreachable(closed_port: int) -> None:
+    result = run_cli("workflow", "list", "-s", f"postgresql://u@127.0.0.1:{closed_port}/x")
+
+    assert_one_line_error(result, UNREACHABLE, "database unreachable: ")
+    assert "Connection refused" in result.stderr
+
+
+def test_debug_prints_the_traceback_before_the_one_line(closed_port: int) -> None:
+    url = f"postgresql://u@127.0.0.1:{closed_port}/x"
+    after = run_cli("workflow", "list", "-s", url, "--debug")
+    before = run_cli("--debug", "workflow", "list", "-s", url)
+
+    for result in (after, before):
+        assert result.returncode == UNREACHABLE
+        assert result.stderr.startswith("Traceback (most recent call last):")
+        assert result.stderr.splitlines()[-1].startswith("dbos-trio: error: database unreachable")
+
+
+def test_a_database_that_keeps_dropping_the_connection_is_unreachable_after_the_retry_bound(
+    migrated_url: str,
+) -> None:
+    # A workflow_status that ends the session of whoever reads a row of it: every attempt
+    # connects, then loses its connection, until the client gives up.
+    with fresh_database("cli_drop", template=_template_of(migrated_url)) as url:
+        _run_sql(
+            url,
+            "INSERT INTO dbos.workflow_status (workflow_uuid, status, name)"
+            " VALUES ('w1', 'SUCCESS', 'f')",
+            "ALTER TABLE dbos.workflow_status RENAME TO workflow_status_rows",
+            "CREATE FUNCTION dbos.drop_session() RETURNS boolean LANGUAGE sql"
+            " AS 'SELECT pg_terminate_backend(pg_backend_pid())'",
+            "CREATE VIEW dbos.workflow_status AS"
+            " SELECT * FROM dbos.workflow_status_rows WHERE dbos.drop_session()",
+        )
+        result = run_cli("workflow", "list", "-s", url)
+
+    assert_one_line_error(
+        result,
+        UNREACHABLE,
+        f"database unreachable (gave up after retrying for {CLI_RETRY_LIMIT_SECONDS:g} s)",
+    )
+
+
+def test_the_help_documents_the_exit_codes() -> None:
+    for args in (["--help"], ["workflow", "list", "--help"]):
+        shown = run_cli(*args)
+        assert shown.returncode == 0
+        assert "exit codes:" in shown.stdout
+        for line in ("2    bad usage", "3    not found", "4    database unreachable"):
+            assert line in shown.stdout
+
+
+def _template_of(url: str) -> str:
+    return url.rsplit("/", 1)[1].split("?", 1)[0]
+
+
+def _run_sql(url: str, *statements: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)

@@ -29,7 +29,8 @@ ROOT = "dbos_trio"
 
 BASE = frozenset({f"{ROOT}._errors"})  # the error classes: pure, like core
 FOUNDATIONS = frozenset(
-    f"{ROOT}.{name}" for name in ("_clock", "_serialization", "_config", "_registry", "_identity")
+    f"{ROOT}.{name}"
+    for name in ("_clock", "_serialization", "_config", "_redact", "_registry", "_identity")
 )
 PROTOCOL = frozenset(
     f"{ROOT}.sysdb.{name}" for name in ("protocol", "records", "errors", "wakeups", "retry")

@@ -52,6 +52,11 @@ class Client(ClientMessaging, ClientManagement):
     it; ``direct_database_url``, ``prepared_statements`` and ``allow_pickle`` (False: refuse
     to read ``py_pickle`` payloads, which run code of whoever wrote them) are as in
     :class:`~dbos_trio.Config`.
+
+    Entering the block raises :class:`~dbos_trio.DBOSInitializationError` if the database
+    cannot be opened (:class:`~dbos_trio.sysdb.errors.SystemDatabaseUnreachable` when no
+    connection could be made) or its schema is not migrated; cancellation while entering
+    closes whatever was opened. No error, log line or ``repr`` shows the URL's password.
     """
 
 

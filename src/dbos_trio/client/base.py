@@ -10,7 +10,6 @@ import trio
 
 from .._clock import Clock
 from .._config import (
-    redact_url,
     require_bool,
     require_database_url,
     require_optional_seconds,
@@ -20,6 +19,7 @@ from .._config import (
     require_schema,
 )
 from .._errors import DBOSConfigError, DBOSException, DBOSInitializationError
+from .._redact import Scrubber, redact_url
 from .._serialization import Codec, PickleSerializer, Serializer
 from ..core.ending import collapse
 from ..engine.executor import Runtime
@@ -120,8 +120,12 @@ class ClientBase:
                     prepared_statements=self._prepared_statements,
                 )
             except DBOSInitializationError as error:
-                raise DBOSInitializationError(
-                    f"Client (which never creates or migrates a system database): {error}"
+                # Same class (a SystemDatabaseUnreachable stays one), scrubbed once more
+                # (the backend already did): this text reaches users.
+                scrub = Scrubber.for_urls(self._url, self._direct_url)
+                raise type(error)(
+                    "Client (which never creates or migrates a system database): "
+                    + scrub(error.detail)
                 ) from None
             stack.push_async_callback(_close_shielded, sysdb)
             nursery = await stack.enter_async_context(trio.open_nursery())

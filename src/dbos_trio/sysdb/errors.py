@@ -25,6 +25,9 @@ what the caller should do, which is also who is to blame:
 * :class:`UnexpectedDatabaseError` — anything else (a missing table, a bug in a
   statement): permanent, reported as it is.
 
+Opening a backend that cannot connect at all raises :class:`SystemDatabaseUnreachable`, a
+:class:`~dbos_trio.DBOSInitializationError` (launch fails; it is not retried).
+
 Two of the kinds are *control* for the engine (:func:`is_control`): a transient error
 the retry policy gave up on (only under a configured bound), and a connection this
 process closed. Those never become a workflow's outcome: the row stays PENDING, and a
@@ -35,7 +38,7 @@ and re-runs at every launch.
 
 from __future__ import annotations
 
-from .._errors import DBOSException, SystemDatabaseError
+from .._errors import DBOSException, DBOSInitializationError, SystemDatabaseError
 
 __all__ = [
     "ConnectionLost",
@@ -46,6 +49,7 @@ __all__ = [
     "MappedError",
     "StatementTimeout",
     "SystemDatabaseError",
+    "SystemDatabaseUnreachable",
     "TransientDatabaseError",
     "UnexpectedDatabaseError",
     "UniqueViolation",
@@ -84,6 +88,11 @@ class DatabaseClosed(SystemDatabaseError):
 
 class UnexpectedDatabaseError(SystemDatabaseError):
     """A database error of no known kind: permanent, reported as it is."""
+
+
+class SystemDatabaseUnreachable(DBOSInitializationError):
+    """Opening the system database failed: no connection could be made (a bad or
+    unparsable URL, a server that does not answer, refused authentication)."""
 
 
 class InvalidValueError(DBOSException, ValueError):

@@ -6,8 +6,8 @@ same backend, with the same checks, wherever it is given.
 
 from __future__ import annotations
 
-from .._config import redact_url
 from .._errors import DBOSInitializationError
+from .._redact import redact_url
 from .protocol import SystemDatabase
 from .retry import RetryPolicy
 from .wakeups import WakeupRegistry

@@ -18,6 +18,8 @@ Invariants, and why:
   for the probe to succeed, and the first statement that succeeds closes it (one INFO,
   with its length) and releases everyone at once. Lock conflicts (contention) are not an
   outage: each caller backs off on its own, in milliseconds.
+* What the retrier logs about an error goes through the backend's scrubber first: an
+  error's text may quote a secret of the URL (see :mod:`dbos_trio._redact`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import attrs
 import trio
 
 from .._clock import monotonic
+from .._redact import NO_SECRETS, Scrubber
 from ..core.retry import Backoff
 from .errors import ConnectionLost, Contention, MappedError
 
@@ -100,18 +103,23 @@ class Retrier:
             try:
                 result = <run the statement>
             except driver_error as raw:
-                attempts = await retrier.pause(map_error(raw), attempts)
-                continue
-            retrier.succeeded()
-            return result
+                failure = map_error(raw)
+            else:
+                retrier.succeeded()
+                return result
+            attempts = await retrier.pause(failure, attempts)  # outside the except
 
     :meth:`pause` raises the mapped error when the policy gives up on it, and otherwise
-    waits and returns the updated count. :meth:`succeeded` ends an outage, if one is on.
+    waits and returns the updated count (cancellation interrupts the wait and propagates).
+    :meth:`succeeded` ends an outage, if one is on. ``scrub`` cleans what it logs.
     """
 
-    def __init__(self, policy: RetryPolicy, *, what: str = "system database") -> None:
+    def __init__(
+        self, policy: RetryPolicy, *, what: str = "system database", scrub: Scrubber = NO_SECRETS
+    ) -> None:
         self.policy = policy
         self.what = what
+        self.scrub = scrub
         self.retries = 0  # every retry this backend made (for tests and diagnostics)
         self.outages = 0  # outages seen (for tests and diagnostics)
         self.outage: Outage | None = None
@@ -151,7 +159,9 @@ class Retrier:
         if outage is None:
             outage = self.outage = Outage(started_at=monotonic())
             self.outages += 1
-            logger.warning("%s unreachable, retrying until it is back: %s", self.what, error)
+            logger.warning(
+                "%s unreachable, retrying until it is back: %s", self.what, self.scrub(error)
+            )
         outage.retried += 1
         return outage
 

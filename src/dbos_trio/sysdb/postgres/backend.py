@@ -14,6 +14,11 @@ Invariants, and why:
   advisory lock keyed by schema and application.
 * Other processes learn of events and stream writes through a coalescing notifier, and of
   messages through the migration-1 trigger; this process's waiters are woken at once.
+* No secret of the URLs (``url``, ``direct_url``) reaches an error or a log line: one
+  :class:`~dbos_trio._redact.Scrubber` of both is handed to the pool, and through it to
+  the statement runner, the retrier, the listener and the notifier; a failure to connect
+  or migrate at open is a :class:`DBOSInitializationError` with scrubbed text, chained to
+  nothing.
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ import psycopg
 import trio
 
 from ..._errors import DBOSInitializationError
+from ..._redact import Scrubber
 from ...core.retry import Backoff
-from ..errors import Contention
+from ..errors import ConnectionLost, Contention, SystemDatabaseUnreachable
 from ..migrations import quote_identifier
 from ..protocol import BackgroundTask, QueueContention
 from ..records import ClaimedWorkflow, ClaimRequest
@@ -54,6 +60,7 @@ from ..statements import (
 from ..wakeups import WakeupRegistry
 from . import migrate
 from .driver import TrioConnection, connect
+from .errors import map_error
 from .listener import POLLING_RECHECK_SECONDS, Listener
 from .notifier import Notifier
 from .pool import Pool
@@ -138,7 +145,7 @@ class PostgresSystemDatabase(SQLSystemDatabase):
     ) -> None:
         self._pool = pool
         self.schema = schema
-        retrier = Retrier(retry)
+        retrier = Retrier(retry, scrub=pool.scrub)
         self._db: PostgresStatements = PostgresStatements(pool, _statements(schema), retrier)
         self._listing = PostgresListing(quote_identifier(schema).replace("%", "%%"))
         self.wakeups = wakeups if wakeups is not None else WakeupRegistry()
@@ -149,7 +156,10 @@ class PostgresSystemDatabase(SQLSystemDatabase):
 
                 async def connect_direct() -> TrioConnection:
                     return await connect(
-                        direct_url, autocommit=True, connect_timeout=pool.connect_timeout
+                        direct_url,
+                        autocommit=True,
+                        connect_timeout=pool.connect_timeout,
+                        scrub=pool.scrub,
                     )
 
             self.listener = Listener(pool, self.wakeups, connect=connect_direct, retrier=retrier)
@@ -185,23 +195,25 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         ``direct_url`` reaches the server without a transaction-pooling proxy, for what
         needs a session of its own (migrations, LISTEN); ``prepared_statements=False``
         turns server-side prepared statements off (PgBouncer in transaction mode).
+
+        Raises :class:`DBOSInitializationError` when it cannot connect (a
+        :class:`~dbos_trio.sysdb.errors.SystemDatabaseUnreachable`), migrate or verify;
+        its text holds no secret of either URL, and nothing is chained to it (libpq's
+        errors may quote a password). On any failure or cancellation the pool is closed.
         """
         pool = Pool(
             url,
             max_size=max_connections,
             connect_timeout=connect_timeout,
             prepared_statements=prepared_statements,
+            scrub=Scrubber.for_urls(direct_url),
         )
         try:
-            try:
-                await pool.open()
-            except psycopg.Error as error:
-                raise DBOSInitializationError(
-                    f"cannot connect to the system database: {error}"
-                ) from None
-            await _migrate_or_verify(
+            failure = await _open_and_migrate(
                 pool, direct_url, schema, run_migrations, use_listen_notify, connect_timeout
             )
+            if failure is not None:
+                raise failure  # outside the except that caught the driver's error
         except BaseException:
             with trio.CancelScope(shield=True):
                 await pool.close()
@@ -287,38 +299,72 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         return in_dequeue_order([claimed_workflow(row) for row in rows])
 
 
-async def _migrate_or_verify(
+async def _open_and_migrate(
     pool: Pool,
     direct_url: str | None,
     schema: str,
     run_migrations: bool,
     use_listen_notify: bool,
     connect_timeout: float,
-) -> None:
-    """Migrate (or verify) on a pooled connection, or on a direct one when given: the
-    migration lock is a session advisory lock, which a transaction-pooling proxy breaks."""
-    if direct_url is None:
-        async with pool.connection() as conn:
-            await _migrate_on(conn, schema, run_migrations, use_listen_notify)
-        return
+) -> DBOSInitializationError | None:
+    """Connect, then migrate (or verify); the error to raise, scrubbed, or None.
+
+    Returned rather than raised so the caller raises it outside this ``except``: raised
+    here, it would carry the driver's unscrubbed error as its ``__context__``.
+    """
+    scrub = pool.scrub
     try:
-        conn = await connect(direct_url, autocommit=True, connect_timeout=connect_timeout)
+        await pool.open()
     except psycopg.Error as error:
-        raise DBOSInitializationError(
-            f"cannot connect to the system database directly: {error}"
-        ) from None
+        return SystemDatabaseUnreachable(f"cannot connect to the system database: {scrub(error)}")
+    if direct_url is None:
+        try:
+            async with pool.connection() as conn:
+                await _migrate_on(conn, schema, run_migrations, use_listen_notify, scrub)
+        except psycopg.Error as error:
+            return _migration_failed(run_migrations, error, scrub)
+        return None
+    # Migrate on a direct connection: the migration lock is a session advisory lock,
+    # which a transaction-pooling proxy breaks.
     try:
-        await _migrate_on(conn, schema, run_migrations, use_listen_notify)
+        conn = await connect(
+            direct_url, autocommit=True, connect_timeout=connect_timeout, scrub=scrub
+        )
+    except psycopg.Error as error:
+        return SystemDatabaseUnreachable(
+            f"cannot connect to the system database directly: {scrub(error)}"
+        )
+    try:
+        await _migrate_on(conn, schema, run_migrations, use_listen_notify, scrub)
+    except psycopg.Error as error:
+        return _migration_failed(run_migrations, error, scrub)
     finally:
         with trio.CancelScope(shield=True):
             await conn.close()
+    return None
+
+
+def _migration_failed(
+    run_migrations: bool, error: psycopg.Error, scrub: Scrubber
+) -> DBOSInitializationError:
+    """The error to raise for a driver error while migrating or verifying: the database
+    became unreachable (the connection was lost), or something else went wrong."""
+    doing = "migrate" if run_migrations else "verify the schema of"
+    text = f"cannot {doing} the system database: {scrub(error)}"
+    if isinstance(map_error(error, scrub), ConnectionLost):
+        return SystemDatabaseUnreachable(text)
+    return DBOSInitializationError(text)
 
 
 async def _migrate_on(
-    conn: TrioConnection, schema: str, run_migrations: bool, use_listen_notify: bool
+    conn: TrioConnection,
+    schema: str,
+    run_migrations: bool,
+    use_listen_notify: bool,
+    scrub: Scrubber,
 ) -> None:
     if run_migrations:
-        await migrate.migrate(conn, schema, use_listen_notify=use_listen_notify)
+        await migrate.migrate(conn, schema, use_listen_notify=use_listen_notify, scrub=scrub)
     else:
         await migrate.verify(conn, schema)
 

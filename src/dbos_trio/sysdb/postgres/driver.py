@@ -30,8 +30,9 @@ Invariants, and why:
   these statements too, so it empties their table as well.
 
 This relies on psycopg internals (``wait``, ``lock``, ``_connect_gen``, ``_cancel_gen``,
-``_should_cancel``, ``_deallocate``, ``_query2pg``, the cursor's ``_tx``/``_set_results``,
-``AsyncTransaction``); pyproject pins the psycopg minor series, and
+``_should_cancel``, ``_deallocate``, ``_query2pg`` in :mod:`.fast_statements`, the
+cursor's ``_tx``/``_set_results``, ``AsyncTransaction``); pyproject pins the psycopg minor
+series, and
 ``tests/sysdb/test_driver.py`` must pass on every upgrade.
 """
 
@@ -49,12 +50,14 @@ import trio
 from psycopg import adapt, generators, pq
 from psycopg import errors as pg_errors
 from psycopg._conninfo_attempts import conninfo_attempts
-from psycopg._queries import _query2pg
 from psycopg.abc import Params, PQGen, Query, Transformer
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.transaction import AsyncTransaction
 
 from ..._clock import real_time_limit
+from ..._redact import NO_SECRETS, Scrubber, names_a_secret
+from .fast_statements import FastStatement, fast_statement, first_error
+from .scrubbing import scrubbed
 from .waiting import drive, drive_conn
 
 logger = logging.getLogger("dbos_trio.driver")
@@ -68,54 +71,11 @@ CLEANUP_LIMIT_SECONDS = 5.0
 _ACTIVE = pq.TransactionStatus.ACTIVE
 _IDLE = pq.TransactionStatus.IDLE
 _BAD = pq.ConnStatus.BAD
-_FATAL_ERROR = pq.ExecStatus.FATAL_ERROR
 _TEXT = pq.Format.TEXT
 
 _DEALLOCATED_ALL = ("DEALLOCATE ALL", "DISCARD ALL")
 # Statements prepared by the fast path, per connection, before the oldest is deallocated.
 PREPARED_MAX = 200
-
-
-class _Statement:
-    """A query with ``%(name)s`` placeholders, converted once to ``$n`` form."""
-
-    __slots__ = ("formats", "order", "query")
-
-    def __init__(self, query: str) -> None:
-        # ASCII only (see _statement), so the bytes are the same in every client encoding.
-        self.query, self.formats, order, _parts = _query2pg(query.encode("ascii"), "ascii")
-        self.order: list[str] = order or []
-
-
-_STATEMENTS: dict[str, _Statement | None] = {}
-_STATEMENTS_MAX = 512
-
-
-def _statement(query: str) -> _Statement | None:
-    """The converted form of ``query``, or None if the fast path does not take it."""
-    try:
-        return _STATEMENTS[query]
-    except KeyError:
-        pass
-    statement: _Statement | None = None
-    if query.isascii():
-        try:
-            converted = _Statement(query)
-        except psycopg.Error:
-            converted = None  # let psycopg report it
-        if converted is not None and converted.order:
-            statement = converted
-    if len(_STATEMENTS) >= _STATEMENTS_MAX:
-        _STATEMENTS.clear()
-    _STATEMENTS[query] = statement
-    return statement
-
-
-def _first_error(results: list[pq.abc.PGresult], pgconn: pq.abc.PGconn) -> psycopg.Error | None:
-    for result in results:
-        if result.status == _FATAL_ERROR:
-            return pg_errors.error_from_result(result, encoding=pgconn._encoding)
-    return None
 
 
 class TrioConnection(psycopg.AsyncConnection[Any]):
@@ -130,6 +90,8 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
         self._fast_dumper: Transformer | None = None
         # A poll object watching the socket for input, for the idle health check.
         self._idle_poller: tuple[int, select.poll] | None = None
+        # The secrets of the URL this connection was opened with, kept out of its logs.
+        self.scrub: Scrubber = NO_SECRETS
 
     def _socket_readable(self) -> bool:
         """Whether the socket has input (or EOF, or an error) right now, without blocking."""
@@ -159,7 +121,7 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
             and self._prepared.prepare_threshold is not None
             and (self._autocommit or self.pgconn.transaction_status != _IDLE)
         ):
-            statement = _statement(query)
+            statement = fast_statement(query)
             if statement is not None:
                 return await self._execute_fast(statement, params)
         # (psycopg's overloads keep a Template apart from params; this passes both on.)
@@ -172,7 +134,7 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
         return cursor
 
     async def _execute_fast(
-        self, statement: _Statement, params: dict[str, Any]
+        self, statement: FastStatement, params: dict[str, Any]
     ) -> psycopg.AsyncCursor[Any]:
         cur = self.cursor()
         cur._tx = adapt.Transformer(cur)  # loads this cursor's result
@@ -210,7 +172,7 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
                 else:
                     gen = self._execute_prepared_gen(name, dumped, formats)
                 results = await self.wait(gen)
-                error = _first_error(results, self.pgconn)
+                error = first_error(results, self.pgconn)
                 if error is None:
                     break
                 if not isinstance(error, pg_errors.InvalidSqlStatementName):
@@ -239,7 +201,7 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
         """Prepare, then execute, in one conversation (as psycopg does on first use)."""
         query, types = key
         self.pgconn.send_prepare(name, query, param_types=types)
-        error = _first_error((yield from generators.execute(self.pgconn)), self.pgconn)
+        error = first_error((yield from generators.execute(self.pgconn)), self.pgconn)
         if error is not None:
             raise error.with_traceback(None)
         self._fast_names[key] = name
@@ -289,7 +251,9 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
                 if self.pgconn.transaction_status == _ACTIVE:
                     await drive(generators.fetch_many(self.pgconn), self.pgconn.socket)
             except Exception as error:
-                logger.warning("query cancellation failed (%s): closing the connection", error)
+                logger.warning(
+                    "query cancellation failed (%s): closing the connection", self.scrub(error)
+                )
                 self.pgconn.finish()
                 return
         if limit.cancelled_caught:
@@ -449,16 +413,44 @@ async def connect(
     autocommit: bool = False,
     connect_timeout: float = 10.0,
     prepare_threshold: int | None = 5,
+    scrub: Scrubber | None = None,
     **params: Any,
 ) -> TrioConnection:
     """Open a :class:`TrioConnection`, trying each host the conninfo names in turn.
 
     ``connect_timeout`` bounds each attempt in real time. Name resolution runs in a worker
-    thread (libpq would otherwise block the Trio loop on DNS).
+    thread (libpq would otherwise block the Trio loop on DNS). A failure raises a
+    ``psycopg.Error`` whose text holds no secret of ``conninfo`` (nor of ``scrub``'s): a
+    scrubbed copy, chained to nothing (:mod:`.scrubbing`); the connection keeps the
+    scrubber as ``conn.scrub`` for what it logs. Cancellation abandons the attempt.
     """
-    attempts = await trio.to_thread.run_sync(
-        conninfo_attempts, conninfo_to_dict(conninfo, **params)
+    scrubber = Scrubber.for_urls(conninfo) | Scrubber.for_values(
+        *(str(value) for key, value in params.items() if names_a_secret(key))
     )
+    if scrub is not None:
+        scrubber = scrubber | scrub
+    conn, failure = await _connect(conninfo, connect_timeout, params)
+    if conn is None:
+        assert failure is not None
+        # Raised here, outside every except block, so nothing chains the original to it.
+        raise scrubbed(failure, scrubber)
+    conn._autocommit = autocommit
+    conn.prepare_threshold = prepare_threshold
+    conn.scrub = scrubber
+    return conn
+
+
+async def _connect(
+    conninfo: str, connect_timeout: float, params: dict[str, Any]
+) -> tuple[TrioConnection | None, psycopg.Error | None]:
+    """A connection to the first host that answers, or the (raw) error to report."""
+    try:
+        # libpq's parse errors quote what they could not parse: a password, say.
+        attempts = await trio.to_thread.run_sync(
+            conninfo_attempts, conninfo_to_dict(conninfo, **params)
+        )
+    except psycopg.Error as error:
+        return None, error
     failures: list[str] = []
     last_error: psycopg.Error | None = None
     for attempt in attempts:
@@ -474,11 +466,9 @@ async def connect(
             last_error = error
             failures.append(f"{described}: {error}")
             continue
-        conn._autocommit = autocommit
-        conn.prepare_threshold = prepare_threshold
-        return conn
+        return conn, None
     if last_error is None:
-        raise psycopg.OperationalError("no host to connect to")
+        return None, psycopg.OperationalError("no host to connect to")
     if len(failures) == 1:
-        raise last_error.with_traceback(None)
-    raise type(last_error)("; ".join(failures)).with_traceback(None)
+        return None, last_error
+    return None, type(last_error)("; ".join(failures))

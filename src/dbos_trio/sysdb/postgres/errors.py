@@ -3,12 +3,17 @@
 By SQLSTATE where the server sent one, by psycopg class where the error arose in the
 client (a lost socket, a value psycopg cannot send). This is the only module that looks
 at either.
+
+The mapped error's text is the driver's, scrubbed of the URL's secrets, and what it is
+chained to is a scrubbed copy (:mod:`.scrubbing`), never the original: a traceback prints
+the whole chain, and libpq's texts may quote a password.
 """
 
 from __future__ import annotations
 
 import psycopg
 
+from ..._redact import Scrubber
 from ..errors import (
     ConnectionLost,
     Contention,
@@ -22,6 +27,7 @@ from ..errors import (
     UniqueViolation,
 )
 from .pool import PoolClosed
+from .scrubbing import scrubbed
 
 # Serialization failure, deadlock detected, lock not available (NOWAIT, lock_timeout).
 _CONTENTION = frozenset({"40001", "40P01", "55P03"})
@@ -36,11 +42,16 @@ _QUERY_CANCELED = "57014"
 _INVALID_VALUE_CLASSES = ("22", "54")
 
 
-def map_error(error: psycopg.Error | UnicodeError) -> MappedError:
-    """The kind of ``error``, with the driver's message, caused by ``error``."""
+def map_error(error: psycopg.Error | UnicodeError, scrub: Scrubber) -> MappedError:
+    """The kind of ``error``, with the driver's message scrubbed by ``scrub``, caused by a
+    scrubbed copy of ``error`` (a ``UnicodeError``, which holds a value the caller passed
+    and no part of the URL, is chained as it is).
+
+    Raise the result outside the ``except`` block that caught ``error``, or the original
+    becomes its ``__context__`` (hidden from tracebacks, but still reachable)."""
     kind = _kind_of(error)
-    mapped = kind(f"system database error: {error}")
-    mapped.__cause__ = error
+    mapped = kind(f"system database error: {scrub(error)}")
+    mapped.__cause__ = scrubbed(error, scrub) if isinstance(error, psycopg.Error) else error
     return mapped
 
 

@@ -14,6 +14,8 @@ Invariants, and why:
   The same self-test checks that the migration-1 trigger that NOTIFYs receivers of
   messages exists: a database first migrated with ``use_listen_notify=False`` has none,
   and a receiver there must keep re-checking every second.
+* What it logs about a failure is scrubbed with the pool's scrubber (the secrets of the
+  URLs it connects with): a connection error's text may quote a password.
 """
 
 from __future__ import annotations
@@ -154,14 +156,15 @@ class Listener:
     def _lost(self, error: psycopg.Error) -> None:
         """The LISTEN connection failed: part of an outage of the database (logged once by
         the retrier), or, without one, a warning of its own."""
+        text = self._pool.scrub(error)
         if self._retrier is None:
-            logger.warning("listener connection lost (%s): reconnecting", error)
+            logger.warning("listener connection lost (%s): reconnecting", text)
             return
         if self._retrier.outage is None and not isinstance(error, psycopg.OperationalError):
-            logger.warning("listener connection lost (%s): reconnecting", error)
+            logger.warning("listener connection lost (%s): reconnecting", text)
             return
-        self._retrier.lost(ConnectionLost(f"LISTEN connection lost: {error}"))
-        logger.debug("listener connection lost (%s): reconnecting", error)
+        self._retrier.lost(ConnectionLost(f"LISTEN connection lost: {text}"))
+        logger.debug("listener connection lost (%s): reconnecting", text)
 
     async def _deliver(self, conn: TrioConnection) -> None:
         """Turn each notification into a wakeup until the connection fails."""
@@ -190,7 +193,7 @@ class Listener:
                     )
                     row = await cur.fetchone()
             except psycopg.Error as error:
-                logger.warning("listener self-test could not be sent: %s", error)
+                logger.warning("listener self-test could not be sent: %s", self._pool.scrub(error))
                 return
         if row is not None:
             self._messages_notified = bool(row[0])

@@ -35,6 +35,7 @@ from psycopg.rows import tuple_row
 
 from ..._clock import monotonic, real_time_limit
 from ..._errors import DBOSInitializationError
+from ..._redact import NO_SECRETS, Scrubber
 from ..migrations import LATEST_VERSION, Migration, build_migrations
 
 logger = logging.getLogger("dbos_trio.migrate")
@@ -133,11 +134,16 @@ async def ensure_schema(
     run_migrations: bool = True,
     use_listen_notify: bool = True,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    scrub: Scrubber = NO_SECRETS,
 ) -> int:
     """Migrate (``run_migrations=True``) or only verify the system schema; return its version."""
     if run_migrations:
         return await migrate(
-            conn, schema, use_listen_notify=use_listen_notify, lock_timeout=lock_timeout
+            conn,
+            schema,
+            use_listen_notify=use_listen_notify,
+            lock_timeout=lock_timeout,
+            scrub=scrub,
         )
     return await verify(conn, schema)
 
@@ -148,11 +154,14 @@ async def migrate(
     *,
     use_listen_notify: bool = True,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    scrub: Scrubber = NO_SECRETS,
 ) -> int:
     """Apply the missing migrations to ``schema`` (creating it if needed); return its version.
 
     ``use_listen_notify=False`` leaves out the NOTIFY triggers (for deployments that poll).
-    A no-op, without taking the lock, when the schema is already current or ahead.
+    A no-op, without taking the lock, when the schema is already current or ahead. A
+    driver error propagates as it is; cancellation stops between statements, and the
+    cleanup (unlock, autocommit) runs shielded. ``scrub`` cleans the error texts it logs.
     """
     # Render first: a bad schema name fails here, before touching the database.
     migrations = build_migrations(schema, use_listen_notify)
@@ -183,7 +192,7 @@ async def migrate(
         return await _apply(conn, schema, migrations, state.version)
     finally:
         with trio.CancelScope(shield=True), real_time_limit(_CLEANUP_LIMIT_SECONDS):
-            await _cleanup(conn, locked, was_autocommit)
+            await _cleanup(conn, locked, was_autocommit, scrub)
 
 
 def _is_current(schema: str, state: SchemaState) -> bool:
@@ -325,7 +334,7 @@ async def _rows(conn: Conn, query: str, params: tuple[Any, ...]) -> list[tuple[A
         return await cur.fetchall()
 
 
-async def _cleanup(conn: Conn, locked: bool | None, was_autocommit: bool) -> None:
+async def _cleanup(conn: Conn, locked: bool | None, was_autocommit: bool, scrub: Scrubber) -> None:
     if conn.closed:
         return  # the session, and with it the advisory lock, is gone
     try:
@@ -337,4 +346,4 @@ async def _cleanup(conn: Conn, locked: bool | None, was_autocommit: bool) -> Non
             await conn.set_autocommit(False)
     except psycopg.Error as error:
         # Closing the connection would release the lock; say so rather than mask the cause.
-        logger.warning("could not release the migration lock cleanly: %s", error)
+        logger.warning("could not release the migration lock cleanly: %s", scrub(error))

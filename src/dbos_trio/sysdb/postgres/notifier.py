@@ -101,7 +101,9 @@ class Notifier:
             await self._notify(channel, payloads)
             return
         except psycopg.Error as error:
-            if len(payloads) == 1 or isinstance(map_error(error), TransientDatabaseError):
+            if len(payloads) == 1 or isinstance(
+                map_error(error, self._pool.scrub), TransientDatabaseError
+            ):
                 self._report_dropped(channel, payloads, error)
                 return
         for payload in payloads:
@@ -125,5 +127,5 @@ class Notifier:
             "dropping %d notifications on %s: %s",
             len(payloads),
             channel,
-            map_error(error),
+            map_error(error, self._pool.scrub),
         )

@@ -13,6 +13,9 @@ Invariants, and why:
   socket readable — and a connection that breaks during use is discarded on return.
 * Idle connections are reused LIFO, so a light load keeps reusing the warm connections
   whose prepared statements are already on the server.
+* No secret of the URL leaves the pool in an error or a log line: a failed connection
+  raises the driver's scrubbed copy, and :attr:`Pool.scrub` (the URL's secrets, plus any
+  the owner adds) is what the pool's users scrub their own error texts with.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import trio
 from psycopg import pq
 
 from ..._clock import real_time_limit
+from ..._redact import Scrubber
 from .driver import CLEANUP_LIMIT_SECONDS, TrioConnection, connect
 
 logger = logging.getLogger("dbos_trio.pool")
@@ -48,10 +52,15 @@ class Pool:
         connect_timeout: float = 10.0,
         configure: Callable[[TrioConnection], Awaitable[None]] | None = None,
         prepared_statements: bool = True,
+        scrub: Scrubber | None = None,
     ) -> None:
         if max_size < 1:
             raise ValueError(f"max_size must be at least 1, not {max_size}")
         self._conninfo = conninfo
+        # The secrets of conninfo, and of the other URLs the owner connects with (``scrub``).
+        self.scrub = Scrubber.for_urls(conninfo)
+        if scrub is not None:
+            self.scrub = self.scrub | scrub
         self.connect_timeout = connect_timeout
         self._configure = configure
         # None turns server-side prepared statements off (PgBouncer in transaction mode).
@@ -66,7 +75,11 @@ class Pool:
         return self._closed
 
     async def open(self) -> None:
-        """Connect one connection now, so a bad URL fails at launch rather than later."""
+        """Connect one connection now, so a bad URL fails at launch rather than later.
+
+        Raises the driver's ``psycopg.Error`` (scrubbed: no secret of the URL in its text,
+        nothing chained) if it cannot connect; cancellation abandons the attempt.
+        """
         async with self.connection():
             pass
 
@@ -77,12 +90,16 @@ class Pool:
             await self._idle.pop().close()
 
     async def new_connection(self, *, autocommit: bool = True) -> TrioConnection:
-        """A connection outside the pool's bound (e.g. for LISTEN), owned by the caller."""
+        """A connection outside the pool's bound (e.g. for LISTEN), owned by the caller.
+
+        A failure to connect raises the driver's scrubbed ``psycopg.Error``.
+        """
         conn = await connect(
             self._conninfo,
             autocommit=autocommit,
             connect_timeout=self.connect_timeout,
             prepare_threshold=self._prepare_threshold,
+            scrub=self.scrub,
         )
         if self._configure is not None:
             try:
@@ -147,7 +164,9 @@ class Pool:
                 except Exception as error:
                     # Whatever went wrong, this connection's state is unknown: close it
                     # rather than leak it (or its open transaction) out of the pool.
-                    logger.warning("rollback on return failed (%s): closing connection", error)
+                    logger.warning(
+                        "rollback on return failed (%s): closing connection", self.scrub(error)
+                    )
                     await conn.close()
         if self._closed or conn.closed or conn.pgconn.transaction_status != _IDLE:
             await conn.close()

@@ -8,7 +8,8 @@ Invariants, and why:
   written out rather than built on a shared closure: they run once per checkpoint.
 * A call made in an already cancelled scope raises ``Cancelled`` before anything is sent,
   as on SQLite; one cancelled while its statement runs either committed or rolled back.
-* Errors are mapped here (:func:`.errors.map_error`) and retried by the backend's
+* Errors are mapped here (:func:`.errors.map_error`, scrubbed of the URL's secrets and
+  chained to nothing that holds them) and retried by the backend's
   :class:`~dbos_trio.sysdb.retry.Retrier`, each attempt on a freshly checked-out
   connection (the pool discards one that broke); a statement that goes through tells the
   retrier, which ends an outage if one was on.
@@ -84,11 +85,14 @@ class PostgresStatements:
                     cur = await conn.execute(query, params, prepare=True)
                     row: Row | None = await cur.fetchone()
             except _DRIVER_ERRORS as error:
-                attempts = await self.retrier.pause(map_error(error), attempts)
-                continue
-            if self.retrier.outage is not None:
-                self.retrier.succeeded()
-            return row
+                failure = map_error(error, self._pool.scrub)
+            else:
+                if self.retrier.outage is not None:
+                    self.retrier.succeeded()
+                return row
+            # Paused (and raised) outside the except block: the driver's error, which may
+            # quote a secret of the URL, must not become the mapped error's __context__.
+            attempts = await self.retrier.pause(failure, attempts)
 
     async def all(
         self, name: str, params: Params, *, policy: RetryPolicy | None = None
@@ -104,11 +108,14 @@ class PostgresStatements:
                     cur = await conn.execute(query, params, prepare=True)
                     rows: list[Row] = await cur.fetchall()
             except _DRIVER_ERRORS as error:
-                attempts = await self.retrier.pause(map_error(error), attempts, policy)
-                continue
-            if self.retrier.outage is not None:
-                self.retrier.succeeded()
-            return rows
+                failure = map_error(error, self._pool.scrub)
+            else:
+                if self.retrier.outage is not None:
+                    self.retrier.succeeded()
+                return rows
+            # Paused (and raised) outside the except block: the driver's error, which may
+            # quote a secret of the URL, must not become the mapped error's __context__.
+            attempts = await self.retrier.pause(failure, attempts, policy)
 
     async def run(self, name: str, params: Params) -> int:
         query = self._sql[name]
@@ -122,11 +129,14 @@ class PostgresStatements:
                     cur = await conn.execute(query, params, prepare=True)
                     count = cur.rowcount
             except _DRIVER_ERRORS as error:
-                attempts = await self.retrier.pause(map_error(error), attempts)
-                continue
-            if self.retrier.outage is not None:
-                self.retrier.succeeded()
-            return count
+                failure = map_error(error, self._pool.scrub)
+            else:
+                if self.retrier.outage is not None:
+                    self.retrier.succeeded()
+                return count
+            # Paused (and raised) outside the except block: the driver's error, which may
+            # quote a secret of the URL, must not become the mapped error's __context__.
+            attempts = await self.retrier.pause(failure, attempts)
 
     async def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
         await trio.lowlevel.checkpoint_if_cancelled()
@@ -137,11 +147,14 @@ class PostgresStatements:
                     cur = await conn.execute(sql, list(params), prepare=False)
                     found: list[Row] = await cur.fetchall()
             except _DRIVER_ERRORS as error:
-                attempts = await self.retrier.pause(map_error(error), attempts)
-                continue
-            if self.retrier.outage is not None:
-                self.retrier.succeeded()
-            return found
+                failure = map_error(error, self._pool.scrub)
+            else:
+                if self.retrier.outage is not None:
+                    self.retrier.succeeded()
+                return found
+            # Paused (and raised) outside the except block: the driver's error, which may
+            # quote a secret of the URL, must not become the mapped error's __context__.
+            attempts = await self.retrier.pause(failure, attempts)
 
     async def transaction(
         self,
@@ -160,11 +173,14 @@ class PostgresStatements:
                 async with self._pool.connection() as conn:
                     result = await _run_transaction(conn, begin, body, self._sql)
             except _DRIVER_ERRORS as error:
-                attempts = await self.retrier.pause(map_error(error), attempts, policy)
-                continue
-            if self.retrier.outage is not None:
-                self.retrier.succeeded()
-            return result
+                failure = map_error(error, self._pool.scrub)
+            else:
+                if self.retrier.outage is not None:
+                    self.retrier.succeeded()
+                return result
+            # Paused (and raised) outside the except block: the driver's error, which may
+            # quote a secret of the URL, must not become the mapped error's __context__.
+            attempts = await self.retrier.pause(failure, attempts, policy)
 
 
 async def _run_transaction(
