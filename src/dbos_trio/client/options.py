@@ -72,7 +72,7 @@ class EnqueueOptions:
     instance_name: str | None = attrs.field(default=None, validator=_optional_text)
     serialization: SerializationChoice | None = None
     application_name: str | None = attrs.field(default=None, validator=_optional_text)
-    authenticated_user: str | None = None
+    authenticated_user: str | None = attrs.field(default=None, validator=_optional_text)
     authenticated_roles: tuple[str, ...] | None = attrs.field(default=None, converter=_roles)
 
     def __attrs_post_init__(self) -> None:
