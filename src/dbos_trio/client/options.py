@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import attrs
 
-from .._errors import DBOSException, DBOSInvalidArgumentError
+from .._errors import DBOSArgumentTypeError, DBOSInvalidArgumentError
 from .._serialization import PICKLE, PORTABLE_JSON, Codec
 from ..core import validate
 
@@ -43,7 +43,9 @@ def _roles(value: Sequence[str] | None) -> tuple[str, ...] | None:
     if value is None:
         return None
     if isinstance(value, str):
-        raise DBOSException("EnqueueOptions.authenticated_roles must be a list of role names")
+        raise DBOSArgumentTypeError(
+            "EnqueueOptions.authenticated_roles must be a list of role names"
+        )
     return tuple(validate.texts(value, "EnqueueOptions.authenticated_roles"))
 
 
@@ -77,27 +79,32 @@ class EnqueueOptions:
 
     def __attrs_post_init__(self) -> None:
         if self.duplication_policy not in (None, "reject", "return-existing"):
-            raise DBOSException(
+            raise DBOSInvalidArgumentError(
                 f"Invalid duplication_policy {self.duplication_policy}. "
                 "Must be either 'reject' or 'return-existing'."
             )
         if self.duplication_policy == "return-existing" and self.deduplication_id is None:
-            raise DBOSException("duplication_policy 'return-existing' requires a deduplication_id.")
+            raise DBOSInvalidArgumentError(
+                "duplication_policy 'return-existing' requires a deduplication_id."
+            )
         if self.priority is not None and (
-            isinstance(self.priority, bool)
-            or not isinstance(self.priority, int)
-            or not MIN_PRIORITY <= self.priority <= MAX_PRIORITY
+            isinstance(self.priority, bool) or not isinstance(self.priority, int)
         ):
-            raise DBOSException(
+            raise DBOSArgumentTypeError(
+                f"Invalid priority {self.priority!r}. Priority must be an int between "
+                f"{MIN_PRIORITY}~{MAX_PRIORITY}."
+            )
+        if self.priority is not None and not MIN_PRIORITY <= self.priority <= MAX_PRIORITY:
+            raise DBOSInvalidArgumentError(
                 f"Invalid priority {self.priority}. "
                 f"Priority must be between {MIN_PRIORITY}~{MAX_PRIORITY}."
             )
         if self.serialization not in (None, "portable", "native"):
-            raise DBOSException(
+            raise DBOSInvalidArgumentError(
                 f"serialization must be 'portable', 'native' or None, not {self.serialization!r}"
             )
         if self.workflow_timeout is not None and self.workflow_timeout <= 0:
-            raise DBOSException(
+            raise DBOSInvalidArgumentError(
                 f"EnqueueOptions.workflow_timeout: {self.workflow_timeout!r} must be > 0"
             )
 
@@ -108,7 +115,7 @@ def payload_format(codec: Codec, serialization: SerializationChoice | None) -> s
     if serialization == "native":
         return PICKLE
     if serialization is not None:
-        raise DBOSException(
+        raise DBOSInvalidArgumentError(
             f"serialization must be 'portable', 'native' or None, not {serialization!r}"
         )
     return codec.default_format
