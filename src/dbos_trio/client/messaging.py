@@ -135,7 +135,7 @@ class ClientMessaging(ClientBase):
         """The latest value of a workflow's event, waiting up to the timeout; None if unset."""
         validate.text(workflow_id, "workflow_id")
         validate.text(key, "key")
-        check_seconds(timeout_seconds, "get_event")
+        check_seconds(timeout_seconds, "get_event: timeout_seconds")
         runtime = self._require("get_event")
 
         async def deadline() -> float:
