@@ -29,6 +29,13 @@ def _optional_text(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     validate.optional_text(value, f"EnqueueOptions.{attribute.name}")
 
 
+def _name_text(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    _optional_text(_, attribute, value)
+    validate.optional_text(
+        value, f"EnqueueOptions.{attribute.name}", max_chars=validate.MAX_NAME_CHARS
+    )
+
+
 def _required_text(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if isinstance(value, str) and value and not value.strip():
         raise DBOSInvalidArgumentError(f"EnqueueOptions.{attribute.name} must not be blank")
@@ -70,8 +77,8 @@ class EnqueueOptions:
     duplication_policy: DuplicationPolicy | None = None
     priority: int | None = None
     queue_partition_key: str | None = attrs.field(default=None, validator=_optional_text)
-    class_name: str | None = attrs.field(default=None, validator=_optional_text)
-    instance_name: str | None = attrs.field(default=None, validator=_optional_text)
+    class_name: str | None = attrs.field(default=None, validator=_name_text)
+    instance_name: str | None = attrs.field(default=None, validator=_name_text)
     serialization: SerializationChoice | None = None
     application_name: str | None = attrs.field(default=None, validator=_optional_text)
     authenticated_user: str | None = attrs.field(default=None, validator=_optional_text)
