@@ -32,6 +32,7 @@ from dbos_trio import (
     Config,
     DBOSArgumentTypeError,
     DBOSConfigError,
+    DBOSConfiguredInstance,
     DBOSException,
     DBOSInvalidArgumentError,
     DBOSWorkflowIDInUseError,
@@ -765,6 +766,20 @@ CLIENT_CASES = [
         "EnqueueOptions.class_name",
     ),
     case(
+        "options-class-name-256-chars",
+        lambda w: w.client.enqueue(enqueue_options(class_name="c" * 256), 1),
+        INVALID,
+        "EnqueueOptions.class_name",
+        "256 characters",
+    ),
+    case(
+        "options-instance-name-600-ascii",
+        lambda w: w.client.enqueue(enqueue_options(instance_name="i" * 600), 1),
+        INVALID,
+        "EnqueueOptions.instance_name",
+        "600 characters",
+    ),
+    case(
         "options-timeout-inf",
         lambda w: w.client.enqueue(enqueue_options(workflow_timeout=math.inf), 1),
         INVALID,
@@ -1231,3 +1246,35 @@ async def test_a_portable_value_with_a_lone_surrogate_round_trips_instead_of_han
         assert await client.get_event("odd", "odd", timeout_seconds=0) == odd
         handle = await client.retrieve_workflow("odd")
         assert await handle.get_result() == {odd: odd}
+
+
+async def test_class_and_instance_names_have_the_same_limit_on_both_backends(url: str) -> None:
+    # class_name and config_name are VARCHAR(255): 256-600 ASCII characters passed the byte
+    # limit, then PostgreSQL refused them raw while SQLite stored them.
+    dbos, _ = make_app(url)
+
+    class Named(DBOSConfiguredInstance):
+        @dbos.workflow(name="named.run")
+        async def run(self) -> str:
+            return self.config_name
+
+    before = await table_checksums(url)
+    with pytest.raises(DBOSInvalidArgumentError, match="config_name is 256 characters"):
+        Named("n" * 256)
+    await assert_unchanged(url, before, "a refused instance name")
+    named = Named("n" * 255)
+    async with dbos.launched(), Client(url, outcome_poll_interval=0.1) as client:
+        with SetWorkflowID("named"):
+            assert await named.run() == "n" * 255
+        handle = await client.enqueue(
+            enqueue_options(
+                workflow_name="named.run",
+                queue_name=SERVED,
+                class_name="c" * 255,
+                instance_name="i" * 255,
+                workflow_id="named-by-client",
+            )
+        )
+        assert handle.workflow_id == "named-by-client"
+    row = await status_row(url, "named-by-client")
+    assert (row["class_name"], row["config_name"]) == ("c" * 255, "i" * 255)

@@ -128,6 +128,32 @@ def test_text_max_bytes_can_be_lowered_and_raised() -> None:
     )
 
 
+def test_text_max_chars_counts_characters_on_top_of_the_byte_limit() -> None:
+    assert validate.MAX_NAME_CHARS == 255
+    limit = validate.MAX_NAME_CHARS
+    assert validate.text("c" * 255, ARG, max_chars=limit) == "c" * 255
+    assert validate.text("€" * 200, ARG, max_chars=limit) == "€" * 200  # 200 chars, 600 bytes
+    refused(
+        DBOSInvalidArgumentError,
+        lambda: validate.text("c" * 256, ARG, max_chars=limit),
+        "256 characters",
+        "at most 255",
+        "VARCHAR",
+    )
+    # Both limits hold: 255 characters of 4 bytes are 1020 bytes, over the byte limit.
+    refused(
+        DBOSInvalidArgumentError,
+        lambda: validate.text("\U0001f600" * 255, ARG, max_chars=limit),
+        "1020 bytes",
+    )
+    assert validate.optional_text(None, ARG, max_chars=limit) is None
+    refused(
+        DBOSInvalidArgumentError,
+        lambda: validate.optional_text("c" * 256, ARG, max_chars=limit),
+        "256 characters",
+    )
+
+
 def test_text_refuses_the_empty_string() -> None:
     refused(DBOSInvalidArgumentError, lambda: validate.text("", ARG), "non-empty")
     refused(DBOSInvalidArgumentError, lambda: validate.optional_text("", ARG), "non-empty")
