@@ -61,6 +61,8 @@ HUGE = "x" * 10_000  # "index row requires 11464 bytes" on PostgreSQL before val
 MEGABYTE = "q" * 1_000_000
 JUST_OVER = "€" * 201  # 603 bytes
 
+Workflow = Callable[..., Any]
+
 
 @pytest.fixture
 def url(system_database_url: str) -> str:
@@ -82,9 +84,6 @@ class World:
     cancelled: str  # a CANCELLED workflow, resumable
 
 
-WORKFLOWS: dict[int, dict[str, Any]] = {}
-
-
 def make_app(url: str) -> tuple[DBOS, dict[str, Any]]:
     dbos = DBOS(Config(app_name=APP, database_url=url, app_version="v1", executor_id="x1"))
 
@@ -94,7 +93,7 @@ def make_app(url: str) -> tuple[DBOS, dict[str, Any]]:
 
     @dbos.workflow(name="misbehave")
     async def misbehave(action: str, target: str) -> str:
-        await BODY_ACTIONS[action](dbos, target)
+        await BODY_ACTIONS[action](dbos, echo, target)
         return "not reached"
 
     @dbos.workflow(name="publisher")
@@ -115,7 +114,6 @@ def make_app(url: str) -> tuple[DBOS, dict[str, Any]]:
         "served": served,
         "partitioned": partitioned,
     }
-    WORKFLOWS[id(dbos)] = workflows
     return dbos, workflows
 
 
@@ -1115,52 +1113,47 @@ async def test_an_unstorable_identity_from_the_environment_fails_before_writing(
 # ---------------------------------------------------------------- inside a workflow
 
 
-async def _send_nul_topic(dbos: DBOS, target: str) -> None:
+async def _send_nul_topic(dbos: DBOS, echo: Workflow, target: str) -> None:
     await dbos.send(target, "m", topic="t\x00")
 
 
-async def _send_int_topic(dbos: DBOS, target: str) -> None:
+async def _send_int_topic(dbos: DBOS, echo: Workflow, target: str) -> None:
     await dbos.send(target, "m", topic=1)  # type: ignore[arg-type]
 
 
-async def _send_nul_destination(dbos: DBOS, target: str) -> None:
+async def _send_nul_destination(dbos: DBOS, echo: Workflow, target: str) -> None:
     await dbos.send(target + "\x00", "m")
 
 
-async def _set_event_huge_key(dbos: DBOS, target: str) -> None:
+async def _set_event_huge_key(dbos: DBOS, echo: Workflow, target: str) -> None:
     await dbos.set_event("k" * 10_000, 1)
 
 
-async def _set_event_nul_key(dbos: DBOS, target: str) -> None:
+async def _set_event_nul_key(dbos: DBOS, echo: Workflow, target: str) -> None:
     await dbos.set_event("k\x00", 1)
 
 
-async def _write_stream_int_key(dbos: DBOS, target: str) -> None:
+async def _write_stream_int_key(dbos: DBOS, echo: Workflow, target: str) -> None:
     await dbos.write_stream(1, "v")  # type: ignore[arg-type]
 
 
-async def _recv_surrogate_topic(dbos: DBOS, target: str) -> None:
+async def _recv_surrogate_topic(dbos: DBOS, echo: Workflow, target: str) -> None:
     await dbos.recv("t\ud800", timeout_seconds=1)
 
 
-async def _get_event_nul_key(dbos: DBOS, target: str) -> None:
+async def _get_event_nul_key(dbos: DBOS, echo: Workflow, target: str) -> None:
     await dbos.get_event(target, "k\x00", timeout_seconds=1)
 
 
-async def _sleep_nan(dbos: DBOS, target: str) -> None:
+async def _sleep_nan(dbos: DBOS, echo: Workflow, target: str) -> None:
     await dbos.sleep(math.nan)
 
 
-async def _enqueue_huge_queue(dbos: DBOS, target: str) -> None:
-    misbehave = dbos_workflow(dbos, "misbehave")
-    await dbos.enqueue_workflow("q" * 10_000, misbehave, "sleep-nan", target)
+async def _enqueue_huge_queue(dbos: DBOS, echo: Workflow, target: str) -> None:
+    await dbos.enqueue_workflow("q" * 10_000, echo, target)
 
 
-def dbos_workflow(dbos: DBOS, name: str) -> Callable[..., Any]:
-    return WORKFLOWS[id(dbos)][name]
-
-
-BODY_ACTIONS: dict[str, Callable[[DBOS, str], Any]] = {
+BODY_ACTIONS: dict[str, Callable[[DBOS, Workflow, str], Any]] = {
     "send-nul-topic": _send_nul_topic,
     "send-int-topic": _send_int_topic,
     "send-nul-destination": _send_nul_destination,
