@@ -15,7 +15,14 @@ from collections.abc import Iterable
 
 import attrs
 
-from ._config import APP_ID_ENV, APP_VERSION_ENV, DEFAULT_EXECUTOR_ID, EXECUTOR_ID_ENV, Config
+from ._config import (
+    APP_ID_ENV,
+    APP_VERSION_ENV,
+    DEFAULT_EXECUTOR_ID,
+    EXECUTOR_ID_ENV,
+    Config,
+    require_optional_text,
+)
 from ._registry import RegisteredWorkflow
 
 LIBRARY_VERSION = "0.1.0"
@@ -45,16 +52,25 @@ def default_app_version(app_name: str, workflows: Iterable[RegisteredWorkflow]) 
     return digest.hexdigest()
 
 
+def _from_environment(variable: str) -> str | None:
+    """The variable's value (None if unset or empty), checked by the rules Config applies
+    to the same field: :class:`DBOSConfigError` naming the variable, before anything is
+    written (a lone surrogate is what an invalid UTF-8 byte in the environment becomes)."""
+    value = os.environ.get(variable) or None
+    require_optional_text(value, variable)
+    return value
+
+
 def resolve_identity(config: Config, workflows: Iterable[RegisteredWorkflow]) -> Identity:
     app_version = (
         config.app_version
-        or os.environ.get(APP_VERSION_ENV)
+        or _from_environment(APP_VERSION_ENV)
         or default_app_version(config.app_name, workflows)
     )
-    executor_id = config.executor_id or os.environ.get(EXECUTOR_ID_ENV) or DEFAULT_EXECUTOR_ID
+    executor_id = config.executor_id or _from_environment(EXECUTOR_ID_ENV) or DEFAULT_EXECUTOR_ID
     return Identity(
         app_name=config.app_name,
         app_version=app_version,
         executor_id=executor_id,
-        application_id=os.environ.get(APP_ID_ENV) or None,
+        application_id=_from_environment(APP_ID_ENV),
     )

@@ -155,7 +155,7 @@ class DBOSConfiguredInstance:
     )
 
     def __init__(self, config_name: str) -> None:
-        validate.text(config_name, "config_name")
+        validate.text(config_name, "config_name", max_chars=validate.MAX_NAME_CHARS)
         self.config_name = config_name
         for cls in type(self).__mro__:
             if cls is DBOSConfiguredInstance or cls is object:

@@ -94,14 +94,21 @@ class PortableJSONSerializer:
     it — NaN and infinities are refused both ways (``ValueError``)."""
 
     def serialize(self, value: Any) -> str:
+        portable = to_portable(value)
         try:
-            return json.dumps(
-                to_portable(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False
-            )
+            text = json.dumps(portable, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         except ValueError:
             raise ValueError(
                 "portable JSON cannot store NaN or infinity (they are not JSON)"
             ) from None
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate in a string has no UTF-8 form, so the database cannot store
+            # it as it is; JSON's \uXXXX escape keeps it, in ASCII, and every JSON parser
+            # reads it back as the same string.
+            text = json.dumps(portable, separators=(",", ":"), ensure_ascii=True)
+        return text
 
     def deserialize(self, text: str) -> Any:
         return json.loads(text, parse_constant=_no_constants)

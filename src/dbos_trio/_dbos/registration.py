@@ -62,15 +62,7 @@ class Registration(DBOSBase):
             raise DBOSInvalidArgumentError(
                 f"serialization must be 'portable', 'native' or None, not {serialization!r}"
             )
-        if max_recovery_attempts is not None and (
-            isinstance(max_recovery_attempts, bool)
-            or not isinstance(max_recovery_attempts, int)
-            or max_recovery_attempts < 1
-        ):
-            raise DBOSException(
-                "max_recovery_attempts must be a positive integer or None, "
-                f"not {max_recovery_attempts!r}"
-            )
+        validate.optional_integer(max_recovery_attempts, "max_recovery_attempts", low=1)
         dbos_ref = weakref.ref(self)
 
         def decorate(func: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._errors import DBOSException, DBOSNonExistentWorkflowError
+from .._errors import DBOSException, DBOSInvalidArgumentError, DBOSNonExistentWorkflowError
 from ..core import validate
 from ..core.filters import normalize_filters
 from ..engine import fork, management, waits
@@ -84,7 +84,9 @@ class ClientManagement(ClientBase):
         validate.optional_integer(delay_until_epoch_ms, "delay_until_epoch_ms", low=0, high=2**62)
         runtime = self._require("set_workflow_delay")
         if (delay_seconds is None) == (delay_until_epoch_ms is None):
-            raise DBOSException("Specify either delay_seconds or delay_until_epoch_ms, not both")
+            raise DBOSInvalidArgumentError(
+                "Specify either delay_seconds or delay_until_epoch_ms, not both"
+            )
         if delay_seconds is not None:
             if delay_seconds < 0:
                 raise DBOSException("delay_seconds must be >= 0")

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .._errors import DBOSException
+from .._errors import DBOSArgumentTypeError, DBOSException
 from ..core import validate
 from ..core.units import timeout_ms
 from ..engine import waits
@@ -44,7 +44,9 @@ class ClientMessaging(ClientBase):
         """
         runtime = self._require("enqueue")
         if not isinstance(options, EnqueueOptions):
-            raise TypeError(f"enqueue needs EnqueueOptions, not {type(options).__name__}")
+            raise DBOSArgumentTypeError(
+                f"enqueue needs EnqueueOptions, not {type(options).__name__}"
+            )
         codec, clock = runtime.codec, runtime.clock
         fmt = payload_format(codec, options.serialization)
         try:
@@ -133,7 +135,7 @@ class ClientMessaging(ClientBase):
         """The latest value of a workflow's event, waiting up to the timeout; None if unset."""
         validate.text(workflow_id, "workflow_id")
         validate.text(key, "key")
-        check_seconds(timeout_seconds, "get_event")
+        check_seconds(timeout_seconds, "get_event: timeout_seconds")
         runtime = self._require("get_event")
 
         async def deadline() -> float:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import attrs
 
-from .._errors import DBOSException, DBOSInvalidArgumentError
+from .._errors import DBOSArgumentTypeError, DBOSInvalidArgumentError
 from .._serialization import PICKLE, PORTABLE_JSON, Codec
 from ..core import validate
 
@@ -29,6 +29,13 @@ def _optional_text(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     validate.optional_text(value, f"EnqueueOptions.{attribute.name}")
 
 
+def _name_text(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    _optional_text(_, attribute, value)
+    validate.optional_text(
+        value, f"EnqueueOptions.{attribute.name}", max_chars=validate.MAX_NAME_CHARS
+    )
+
+
 def _required_text(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if isinstance(value, str) and value and not value.strip():
         raise DBOSInvalidArgumentError(f"EnqueueOptions.{attribute.name} must not be blank")
@@ -43,7 +50,9 @@ def _roles(value: Sequence[str] | None) -> tuple[str, ...] | None:
     if value is None:
         return None
     if isinstance(value, str):
-        raise DBOSException("EnqueueOptions.authenticated_roles must be a list of role names")
+        raise DBOSArgumentTypeError(
+            "EnqueueOptions.authenticated_roles must be a list of role names"
+        )
     return tuple(validate.texts(value, "EnqueueOptions.authenticated_roles"))
 
 
@@ -68,36 +77,41 @@ class EnqueueOptions:
     duplication_policy: DuplicationPolicy | None = None
     priority: int | None = None
     queue_partition_key: str | None = attrs.field(default=None, validator=_optional_text)
-    class_name: str | None = attrs.field(default=None, validator=_optional_text)
-    instance_name: str | None = attrs.field(default=None, validator=_optional_text)
+    class_name: str | None = attrs.field(default=None, validator=_name_text)
+    instance_name: str | None = attrs.field(default=None, validator=_name_text)
     serialization: SerializationChoice | None = None
     application_name: str | None = attrs.field(default=None, validator=_optional_text)
-    authenticated_user: str | None = None
+    authenticated_user: str | None = attrs.field(default=None, validator=_optional_text)
     authenticated_roles: tuple[str, ...] | None = attrs.field(default=None, converter=_roles)
 
     def __attrs_post_init__(self) -> None:
         if self.duplication_policy not in (None, "reject", "return-existing"):
-            raise DBOSException(
+            raise DBOSInvalidArgumentError(
                 f"Invalid duplication_policy {self.duplication_policy}. "
                 "Must be either 'reject' or 'return-existing'."
             )
         if self.duplication_policy == "return-existing" and self.deduplication_id is None:
-            raise DBOSException("duplication_policy 'return-existing' requires a deduplication_id.")
+            raise DBOSInvalidArgumentError(
+                "duplication_policy 'return-existing' requires a deduplication_id."
+            )
         if self.priority is not None and (
-            isinstance(self.priority, bool)
-            or not isinstance(self.priority, int)
-            or not MIN_PRIORITY <= self.priority <= MAX_PRIORITY
+            isinstance(self.priority, bool) or not isinstance(self.priority, int)
         ):
-            raise DBOSException(
+            raise DBOSArgumentTypeError(
+                f"Invalid priority {self.priority!r}. Priority must be an int between "
+                f"{MIN_PRIORITY}~{MAX_PRIORITY}."
+            )
+        if self.priority is not None and not MIN_PRIORITY <= self.priority <= MAX_PRIORITY:
+            raise DBOSInvalidArgumentError(
                 f"Invalid priority {self.priority}. "
                 f"Priority must be between {MIN_PRIORITY}~{MAX_PRIORITY}."
             )
         if self.serialization not in (None, "portable", "native"):
-            raise DBOSException(
+            raise DBOSInvalidArgumentError(
                 f"serialization must be 'portable', 'native' or None, not {self.serialization!r}"
             )
         if self.workflow_timeout is not None and self.workflow_timeout <= 0:
-            raise DBOSException(
+            raise DBOSInvalidArgumentError(
                 f"EnqueueOptions.workflow_timeout: {self.workflow_timeout!r} must be > 0"
             )
 
@@ -108,7 +122,7 @@ def payload_format(codec: Codec, serialization: SerializationChoice | None) -> s
     if serialization == "native":
         return PICKLE
     if serialization is not None:
-        raise DBOSException(
+        raise DBOSInvalidArgumentError(
             f"serialization must be 'portable', 'native' or None, not {serialization!r}"
         )
     return codec.default_format

@@ -19,7 +19,7 @@ from collections import Counter
 
 import attrs
 
-from .._errors import DBOSArgumentTypeError
+from .._errors import DBOSArgumentTypeError, DBOSInvalidArgumentError
 from . import validate
 
 RESERVED_QUEUE_PREFIX = "_dbos_"
@@ -82,12 +82,13 @@ class QueueConfig:
 
 
 def validate_queue(config: QueueConfig) -> None:
-    """Raise ``ValueError`` naming the problem if ``config`` is not a valid queue to
-    register (the stored-row checks of :func:`check_limits`, a name not reserved, and
-    per-partition and per-worker limits no higher than the limits above them)."""
+    """Raise :class:`DBOSInvalidArgumentError` (a ``ValueError``) naming the problem if
+    ``config`` is not a valid queue to register (the stored-row checks of
+    :func:`check_limits`, a name not reserved, and per-partition and per-worker limits no
+    higher than the limits above them)."""
     name = validate.text(config.name, "queue name")
     if name.startswith(RESERVED_QUEUE_PREFIX):
-        raise ValueError(
+        raise DBOSInvalidArgumentError(
             f"queue name {name!r} is reserved: names starting with {RESERVED_QUEUE_PREFIX!r} "
             "belong to DBOS's internal queues"
         )
@@ -102,7 +103,9 @@ def validate_queue(config: QueueConfig) -> None:
     for upper, lower in ceilings:
         high, low = getattr(config, upper), getattr(config, lower)
         if high is not None and low is not None and low > high:
-            raise ValueError(f"{upper} ({high}) must be greater than or equal to {lower} ({low})")
+            raise DBOSInvalidArgumentError(
+                f"{upper} ({high}) must be greater than or equal to {lower} ({low})"
+            )
 
 
 def stored_queue_problem(config: QueueConfig) -> str | None:

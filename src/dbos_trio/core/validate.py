@@ -16,7 +16,10 @@ The rules, and why:
   :data:`MAX_TEXT_BYTES` bytes in UTF-8: the system tables index up to four such values
   in one b-tree entry (the partition-dequeue index: queue, partition key, workflow id,
   application name), and a b-tree entry holds at most 2704 bytes on PostgreSQL's 8 kB
-  pages. 600 bytes each keeps the widest entry under that, measured by a test.
+  pages. 600 bytes each keeps the widest entry under that, measured by a test. Two
+  columns are narrower still: a workflow's class name and configured-instance name are
+  ``VARCHAR(255)`` in the schema every SDK shares, so they also take at most
+  :data:`MAX_NAME_CHARS` characters (PostgreSQL refuses more; SQLite would store them).
 * **Numbers**: real numbers (not ``bool``), never NaN; durations finite unless the call
   says it may wait forever, and at most :data:`MAX_SECONDS` (they are stored as
   milliseconds in 64-bit columns); counts within their column's range.
@@ -32,6 +35,8 @@ from .._errors import DBOSArgumentTypeError, DBOSInvalidArgumentError
 
 MAX_TEXT_BYTES = 600
 """The most bytes (UTF-8) an id, name, topic or key may have."""
+MAX_NAME_CHARS = 255
+"""The most characters a class name or configured-instance name may have (VARCHAR(255))."""
 MAX_SECONDS = 1e9
 """The longest duration (about 31 years) a timeout, delay or interval may be."""
 INT32_MAX = 2**31 - 1
@@ -42,8 +47,11 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def text(value: Any, argument: str, *, max_bytes: int = MAX_TEXT_BYTES) -> str:
-    """A non-empty string that every backend stores as it is (see the module docs)."""
+def text(
+    value: Any, argument: str, *, max_bytes: int = MAX_TEXT_BYTES, max_chars: int | None = None
+) -> str:
+    """A non-empty string that every backend stores as it is (see the module docs); with
+    ``max_chars``, also at most that many characters."""
     if not isinstance(value, str):
         raise DBOSArgumentTypeError(
             f"{argument} must be a str, not {type(value).__name__} ({_describe(value)})"
@@ -63,12 +71,21 @@ def text(value: Any, argument: str, *, max_bytes: int = MAX_TEXT_BYTES) -> str:
             f"{argument} is {size} bytes in UTF-8; at most {max_bytes} are allowed "
             "(the system database indexes it)"
         )
+    if max_chars is not None and len(value) > max_chars:
+        raise DBOSInvalidArgumentError(
+            f"{argument} is {len(value)} characters; at most {max_chars} are allowed "
+            "(the system database stores it as VARCHAR)"
+        )
     return value
 
 
-def optional_text(value: Any, argument: str, *, max_bytes: int = MAX_TEXT_BYTES) -> str | None:
+def optional_text(
+    value: Any, argument: str, *, max_bytes: int = MAX_TEXT_BYTES, max_chars: int | None = None
+) -> str | None:
     """None, or :func:`text`."""
-    return None if value is None else text(value, argument, max_bytes=max_bytes)
+    if value is None:
+        return None
+    return text(value, argument, max_bytes=max_bytes, max_chars=max_chars)
 
 
 def texts(value: Any, argument: str) -> list[str]:

@@ -68,7 +68,7 @@ def get_event(
     """Read an event, waiting up to the timeout; from a body both step ids are taken now."""
     validate.text(workflow_id, "workflow_id")
     validate.text(key, "key")
-    check_seconds(timeout_seconds, "get_event")
+    check_seconds(timeout_seconds, "get_event: timeout_seconds")
     slot = checkpoint.reserve(GET_EVENT, ids=2)
     return _get_event(executor, slot, workflow_id, key, timeout_seconds)
 

@@ -130,7 +130,7 @@ def topic_of(topic: str | None) -> str:
 def recv(topic: str | None, timeout_seconds: float) -> Coroutine[Any, Any, Any]:
     """Receive (workflow bodies only); both step ids are taken now."""
     validate.optional_text(topic, "topic")
-    check_seconds(timeout_seconds, "recv")
+    check_seconds(timeout_seconds, "recv: timeout_seconds")
     slot = checkpoint.reserve(RECV, ids=2)
     if slot is None:
         raise DBOSException("recv() must be called from within a workflow")

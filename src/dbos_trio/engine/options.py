@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import attrs
 
-from .._errors import DBOSException, DBOSInvalidArgumentError
+from .._errors import DBOSInvalidArgumentError
 from ..core import validate
 
 logger = logging.getLogger("dbos_trio")
@@ -125,11 +125,13 @@ def SetEnqueueOptions(
     validate.optional_text(queue_partition_key, "queue_partition_key")
     validate.optional_seconds(delay_seconds, "delay_seconds")
     if duplication_policy not in (None, "reject", "return-existing"):
-        raise DBOSException(
+        raise DBOSInvalidArgumentError(
             f"duplication_policy must be 'reject' or 'return-existing', not {duplication_policy!r}"
         )
     if deduplication_id is not None and queue_partition_key is not None:
-        raise DBOSException("deduplication is not supported together with a queue partition key")
+        raise DBOSInvalidArgumentError(
+            "deduplication is not supported together with a queue partition key"
+        )
     options = EnqueueOptions(
         deduplication_id=deduplication_id,
         priority=priority,

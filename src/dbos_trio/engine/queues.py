@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from .._errors import DBOSException, DBOSQueueDeduplicatedError
+from .._errors import DBOSInvalidArgumentError, DBOSQueueDeduplicatedError
 from .._registry import RegisteredWorkflow
 from ..core.admission import RESERVED_QUEUE_PREFIX, QueueConfig
 from ..sysdb.records import INTERNAL_QUEUE, InitResult, NewWorkflow, ParentStep
@@ -40,20 +40,22 @@ if TYPE_CHECKING:
 def check_enqueue(queue_name: str, config: QueueConfig | None, options: EnqueueOptions) -> None:
     """Reject what can be known wrong before anything is written."""
     if not isinstance(queue_name, str) or not queue_name:
-        raise DBOSException(f"queue name must be a non-empty string, not {queue_name!r}")
+        raise DBOSInvalidArgumentError(f"queue name must be a non-empty string, not {queue_name!r}")
     if queue_name.startswith(RESERVED_QUEUE_PREFIX) and queue_name != INTERNAL_QUEUE:
-        raise DBOSException(f"queue {queue_name!r} is reserved for DBOS's internal use")
+        raise DBOSInvalidArgumentError(f"queue {queue_name!r} is reserved for DBOS's internal use")
     if options.duplication_policy == "return-existing" and options.deduplication_id is None:
-        raise DBOSException("duplication_policy='return-existing' needs a deduplication_id")
+        raise DBOSInvalidArgumentError(
+            "duplication_policy='return-existing' needs a deduplication_id"
+        )
     if config is None:
         return  # not declared here: the row waits for whoever serves that queue
     if config.partitioned and options.queue_partition_key is None:
-        raise DBOSException(
+        raise DBOSInvalidArgumentError(
             f"queue {queue_name!r} is partitioned: enqueue with "
             "SetEnqueueOptions(queue_partition_key=...)"
         )
     if not config.partitioned and options.queue_partition_key is not None:
-        raise DBOSException(
+        raise DBOSInvalidArgumentError(
             f"queue {queue_name!r} is not partitioned: a queue_partition_key cannot be used"
         )
 

@@ -39,7 +39,8 @@ LATEST_WAKE = 253402300799.0
 
 def check_seconds(seconds: float, what: str) -> None:
     """Refuse a duration that is not a number (NaN included); infinity is allowed (a wait
-    without end), and so is a negative one (no wait)."""
+    without end), and so is a negative one (no wait). ``what`` names the call and the
+    argument, e.g. ``"recv: timeout_seconds"``."""
     if isinstance(seconds, bool) or not isinstance(seconds, int | float):
         raise DBOSArgumentTypeError(f"{what} needs a number of seconds, not {seconds!r}")
     if math.isnan(seconds):
@@ -74,7 +75,7 @@ def sleep(seconds: float) -> Coroutine[Any, Any, None]:
     order whatever order Trio runs them in. ``math.inf`` sleeps until the end of time.
     Inside a step it is a plain ``trio.sleep``; outside any workflow it is refused.
     """
-    check_seconds(seconds, "sleep")
+    check_seconds(seconds, "sleep: seconds")
     if seconds <= 0:
         return _plain_sleep(0.0)
     slot = checkpoint.reserve(SLEEP)
