@@ -16,6 +16,7 @@ Launch order, and why:
 6. **Start the dequeue supervisor, the timeout sweep and the orphan sweep** (which runs
    again any workflow of this executor that nothing here runs: a live executor owns its
    work until it ends).
+7. **Apply the declared schedules** (``@dbos.scheduled``) and start the scheduler.
 
 Shutdown mirrors it: cancel the nursery, await every task in it (a task cancelled
 mid-checkpoint finishes its shielded cleanup on a live pool, and a workflow interrupted
@@ -43,7 +44,7 @@ from ..sysdb.open import open_system_database
 from ..sysdb.protocol import SystemDatabase
 from ..sysdb.retry import EXECUTOR_POLICY
 from ..sysdb.wakeups import WakeupRegistry
-from . import dequeue, orphans, queues, recovery, timeouts
+from . import dequeue, orphans, queues, recovery, scheduler, timeouts
 from .executor import Executor, ExecutorSlot
 
 logger = logging.getLogger("dbos_trio")
@@ -171,3 +172,4 @@ async def _start(executor: Executor, declared_queues: list[QueueConfig]) -> None
         await nursery.start(partial(dequeue.supervise, executor, sweep_interval=interval))
         await nursery.start(partial(timeouts.sweep, executor, interval=interval))
         await nursery.start(partial(orphans.sweep, executor, interval=interval))
+    await scheduler.start(executor)
