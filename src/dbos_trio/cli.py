@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 import trio
 
+from . import cli_schedules
 from ._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV, redact_url
 from ._errors import DBOSException
 from .client import Client
@@ -275,6 +276,7 @@ def _parser() -> argparse.ArgumentParser:
     queue_list = queue_actions.add_parser("list", parents=[common, listing])
     queue_list.add_argument("--queue", "-q", default=None)
     queue_list.set_defaults(run=_queue_list)
+    cli_schedules.add_parsers(commands, common)
     return parser
 
 
