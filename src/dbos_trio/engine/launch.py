@@ -16,7 +16,8 @@ Launch order, and why:
 6. **Start the dequeue supervisor, the timeout sweep and the orphan sweep** (which runs
    again any workflow of this executor that nothing here runs: a live executor owns its
    work until it ends).
-7. **Apply the declared schedules** (``@dbos.scheduled``) and start the scheduler.
+   Before them (after recovery), **apply the declared schedules** (``@dbos.scheduled``)
+   and start the scheduler.
 
 Shutdown mirrors it: cancel the nursery, await every task in it (a task cancelled
 mid-checkpoint finishes its shielded cleanup on a live pool, and a workflow interrupted
@@ -163,6 +164,7 @@ async def _start(executor: Executor, declared_queues: list[QueueConfig]) -> None
         await nursery.start(task)
     await queues.register_queues(executor, declared_queues)
     executor.recovered_count = await recovery.reenqueue_abandoned(executor)
+    await scheduler.start(executor)
     interval = executor.background_interval
     if interval is None:
         await nursery.start(dequeue.supervise, executor)
@@ -172,4 +174,3 @@ async def _start(executor: Executor, declared_queues: list[QueueConfig]) -> None
         await nursery.start(partial(dequeue.supervise, executor, sweep_interval=interval))
         await nursery.start(partial(timeouts.sweep, executor, interval=interval))
         await nursery.start(partial(orphans.sweep, executor, interval=interval))
-    await scheduler.start(executor)
