@@ -19,8 +19,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from .._errors import DBOSArgumentTypeError
 from ..core import cron
 from ..sysdb.records import INTERNAL_QUEUE, ScheduleRow
@@ -65,9 +63,10 @@ async def fire(
             application_name=owner,
         ),
         placement=Placement(queue_name=queue),
+        schedule_name=row.schedule_name,
     )
     init = await runtime.sysdb.fire_schedule(
-        attrs.evolve(new, schedule_name=row.schedule_name),
+        new,
         fired_at=tick.isoformat() if record else None,
         version_of=owner,
     )

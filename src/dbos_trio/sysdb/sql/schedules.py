@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from ..._errors import DBOSException
 from ..records import InitResult, NewWorkflow, ScheduleFilters, ScheduleRow
 from ..rows import init_result, new_workflow_params
@@ -130,7 +128,8 @@ class ScheduleOperations(SQLBackendBase):
             if version_of is not None:
                 latest = await tx.one("latest_version", {"application_name": version_of})
                 version = None if latest is None else latest[0]
-            params = new_workflow_params(attrs.evolve(new, application_version=version), None)
+            params = new_workflow_params(new, None)
+            params["application_version"] = version
             row = await tx.one("init_workflow", params)
             assert row is not None
             if row[0] and fired_at is not None:
