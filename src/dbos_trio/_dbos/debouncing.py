@@ -54,7 +54,8 @@ class Debouncer(Generic[P, R]):
         options a debounce owns (``SetEnqueueOptions`` deduplication id, delay, priority,
         partition key, ``duplication_policy="return-existing"``) and for an undeclared or
         partitioned queue; :class:`~dbos_trio.DBOSQueueDeduplicatedError` if the key's
-        deduplication id is held by a workflow that is not this debouncer's.
+        deduplication id is held by a workflow that is not this debouncer's. Cancelled,
+        a bounce or fresh enqueue either committed whole or not at all.
         """
         validate.text(debounce_key, "debounce_key")
         executor = self._slot.require("debounce")

@@ -7,6 +7,11 @@ a workflow body, ``create_schedule``, ``list_schedules``, ``get_schedule``,
 ``delete_schedule``, ``pause_schedule`` and ``resume_schedule`` are checkpoints
 (``DBOS.createSchedule``, ...); ``apply_schedules``, ``backfill_schedule`` and
 ``trigger_schedule`` are refused there, as in dbos 3.4.
+
+Cancellation: every change is one transaction, so a cancelled call either committed or
+changed nothing (``apply_schedules`` all of its batch or none); a cancelled
+``backfill_schedule`` leaves the ticks it fired so far, and running it again fires only
+the rest (the ids are the ticks').
 """
 
 from __future__ import annotations
