@@ -6,7 +6,9 @@ The official side runs in its own virtualenv, as a subprocess (``official/driver
    that registers the workflow's name, with the official ids and inputs;
 2. a schedule dbos_trio creates is listed, field for field, by the official client;
 3. debounces from both SDKs on one key coalesce onto one workflow, which runs once with
-   the last bounce's arguments.
+   the last bounce's arguments;
+4. a schedule dbos_trio's Client creates for an official application is fired and run by
+   an official executor.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 import pytest
 import trio
-from interop_support import rows, run_official
+from interop_support import official_executor, rows, run_official
 
 from dbos_trio import DBOS, Client, Config, EnqueueOptions
 
@@ -172,3 +174,30 @@ async def test_debounces_from_both_sdks_coalesce_onto_one_workflow(
     assert first["workflow_id"] == second.workflow_id == third["workflow_id"]
     assert (dedup, debounced, status) == ("interop_collect-shared-key", True, "DELAYED")
     assert result == "official again" and collected == ["official again"]
+
+
+async def test_a_schedule_dbos_trio_created_is_run_by_an_official_executor(
+    url: str, official_python: Path
+) -> None:
+    official_app = "official-sched-interop"
+    async with Client(url, app_name=official_app) as client:
+        await client.create_schedule(
+            schedule_name="for-official", workflow_name="official_tick", schedule="* * * * * *",
+            context="ctx",
+        )  # fmt: skip
+        async with official_executor(official_python, url, official_app):
+
+            async def three_done() -> bool:
+                found = await client.list_workflows(
+                    schedule_name="for-official", status="SUCCESS", load_input=False
+                )
+                return len(found) >= 3
+
+            await wait_until(three_done, timeout=30)
+            await client.pause_schedule("for-official")
+        done = await client.list_workflows(schedule_name="for-official", status="SUCCESS")
+    for workflow in done:
+        tick = workflow.workflow_id[len("sched-for-official-") :]
+        assert datetime.fromisoformat(tick).utcoffset() is not None
+        assert workflow.output == f"{tick} ctx"
+        assert workflow.application_name == official_app

@@ -15,7 +15,8 @@ Each command prints one line ``RESULT <json>`` on stdout (logs may surround it):
 * ``client-peer URL WORKFLOW_ID``: the official client reads the workflow's ``status``
   event and ``items`` stream, sends it a portable message on ``inbox``, and waits for its
   result.
-* ``serve URL APP_NAME``: an official executor serving queue ``official_q``; prints
+* ``serve URL APP_NAME``: an official executor serving queue ``official_q`` (and running
+  the scheduled workflow ``official_tick``); prints
   ``READY`` once launched and runs until its standard input closes.
 * ``schedule-create URL APP_NAME NAME WORKFLOW CRON CONTEXT_JSON``: the official
   ``DBOSClient`` (acting for APP_NAME) creates a schedule of WORKFLOW.
@@ -150,6 +151,10 @@ def serve(url: str, app_name: str) -> None:
         DBOS.close_stream("items")
         message = DBOS.recv("inbox", timeout_seconds=30)
         return {"label": label, "message": message}
+
+    @DBOS.workflow(name="official_tick")
+    def official_tick(scheduled_time: Any, context: Any) -> str:
+        return f"{scheduled_time.isoformat()} {context}"
 
     DBOS.launch()
     try:
