@@ -4,7 +4,7 @@ Everything public is importable from here: ``from dbos_trio import DBOS, Config`
 """
 
 from ._config import Config
-from ._dbos import DBOS
+from ._dbos import DBOS, Debouncer
 from ._errors import (
     DBOSArgumentTypeError,
     DBOSAwaitedWorkflowCancelledError,
@@ -36,15 +36,18 @@ from ._errors import (
 from ._queue import Queue
 from ._registry import DBOSConfiguredInstance
 from ._serialization import PickleSerializer, PortableJSONSerializer, Serializer
-from .client import Client, ClientWorkflowHandle, EnqueueOptions
+from .client import Client, ClientDebouncer, ClientWorkflowHandle, EnqueueOptions
 from .core.admission import RateLimit
 from .engine.handle import WorkflowHandle
 from .engine.options import SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
+from .engine.schedules import ClientScheduleInput, ScheduleInput, WorkflowSchedule
 from .engine.status import StepInfo, WorkflowStatus
 
 __all__ = [
     "DBOS",
     "Client",
+    "ClientDebouncer",
+    "ClientScheduleInput",
     "ClientWorkflowHandle",
     "Config",
     "DBOSArgumentTypeError",
@@ -72,12 +75,14 @@ __all__ = [
     "DBOSWorkflowConflictIDError",
     "DBOSWorkflowFunctionNotFoundError",
     "DBOSWorkflowIDInUseError",
+    "Debouncer",
     "EnqueueOptions",
     "PickleSerializer",
     "PortableJSONSerializer",
     "PortableWorkflowError",
     "Queue",
     "RateLimit",
+    "ScheduleInput",
     "Serializer",
     "SetEnqueueOptions",
     "SetWorkflowID",
@@ -85,5 +90,6 @@ __all__ = [
     "StepInfo",
     "SystemDatabaseError",
     "WorkflowHandle",
+    "WorkflowSchedule",
     "WorkflowStatus",
 ]

@@ -203,6 +203,13 @@ class Config:
     lost, server restarting, a lock conflict) before it raises; None, the default, retries
     for as long as the executor lives, like the official SDK. A workflow whose call gave up
     stays PENDING and is run again by the executor's sweep once the database is back."""
+    scheduler_polling_interval_sec: float = attrs.field(
+        default=30.0, validator=_field_check(require_positive_seconds)
+    )
+    """How often the scheduler re-reads the schedules table (every second during the first
+    minute after launch): a schedule created, paused, resumed, changed or deleted by another
+    process takes effect within this long. Changes made through this executor take effect
+    at once."""
 
     unordered_tasks: str = attrs.field(default="error", validator=_check_unordered_tasks)
     """What a durable call made from a plain Trio task inside a workflow does — a task of

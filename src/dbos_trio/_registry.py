@@ -100,12 +100,27 @@ def member_kind(registered: RegisteredWorkflow, args: tuple[Any, ...]) -> Workfl
     return "static"
 
 
+@attrs.frozen(kw_only=True)
+class DeclaredSchedule:
+    """A schedule declared with ``@dbos.scheduled``, applied (upserted) at every launch."""
+
+    schedule_name: str
+    workflow_name: str
+    class_name: str | None
+    schedule: str
+    context: Any
+    automatic_backfill: bool
+    cron_timezone: str | None
+    queue_name: str | None
+
+
 class Registry:
     """Registered workflows by name; frozen while an executor runs."""
 
     def __init__(self) -> None:
         self._workflows: dict[str, RegisteredWorkflow] = {}
         self._frozen = False
+        self.schedules: dict[str, DeclaredSchedule] = {}
 
     @property
     def frozen(self) -> bool:
@@ -132,6 +147,12 @@ class Registry:
                 f"{existing.func.__module__} and {registered.func.__module__}"
             )
         self._workflows[registered.name] = registered
+
+    def add_schedule(self, declared: DeclaredSchedule) -> None:
+        self._check_open(f"schedule {declared.schedule_name!r}")
+        if declared.schedule_name in self.schedules:
+            raise DBOSException(f"schedule {declared.schedule_name!r} is declared twice")
+        self.schedules[declared.schedule_name] = declared
 
     def check_registration_allowed(self, what: str) -> None:
         self._check_open(what)

@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 import attrs
 import trio
 
+from . import cli_schedules
 from ._cli_errors import (
     CLI_RETRY_LIMIT_SECONDS,
     EXIT_CODES_HELP,
@@ -392,6 +393,7 @@ def _parser() -> argparse.ArgumentParser:
     queue_list = queue_actions.add_parser("list", parents=[common, listing], **layout)
     queue_list.add_argument("--queue", "-q", default=None)
     queue_list.set_defaults(run=_queue_list)
+    cli_schedules.add_parsers(commands, common)
     return parser
 
 

@@ -10,13 +10,15 @@ concurrency, management — each a module of this package; :class:`DBOS` is all 
 from __future__ import annotations
 
 from .concurrency import Concurrency
+from .debouncing import Debouncer, Debouncing
 from .durable import Durable
 from .lifecycle import Lifecycle
 from .management import Management
 from .registration import Registration, StepDecorator
+from .schedules import Schedules
 
 
-class DBOS(Registration, Lifecycle, Durable, Concurrency, Management):
+class DBOS(Registration, Lifecycle, Durable, Concurrency, Management, Schedules, Debouncing):
     """Registers workflows and steps, and runs them once launched.
 
     ``DBOS(Config(app_name="orders", ...))`` connects nothing; ``async with
@@ -25,4 +27,4 @@ class DBOS(Registration, Lifecycle, Durable, Concurrency, Management):
     """
 
 
-__all__ = ["DBOS", "StepDecorator"]
+__all__ = ["DBOS", "Debouncer", "StepDecorator"]

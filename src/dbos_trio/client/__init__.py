@@ -27,12 +27,14 @@ Invariants, and why:
 from __future__ import annotations
 
 from .base import ClientWorkflowHandle
+from .debouncing import ClientDebouncer, ClientDebouncing
 from .management import ClientManagement
 from .messaging import ClientMessaging
 from .options import EnqueueOptions
+from .schedules import ClientSchedules
 
 
-class Client(ClientMessaging, ClientManagement):
+class Client(ClientMessaging, ClientManagement, ClientSchedules, ClientDebouncing):
     """A connection to a system database for enqueueing, messaging and managing workflows.
 
     ``async with Client(url, app_name="orders") as client:`` connects, verifies the schema
@@ -60,4 +62,4 @@ class Client(ClientMessaging, ClientManagement):
     """
 
 
-__all__ = ["Client", "ClientWorkflowHandle", "EnqueueOptions"]
+__all__ = ["Client", "ClientDebouncer", "ClientWorkflowHandle", "EnqueueOptions"]

@@ -28,6 +28,7 @@ PLURAL_FILTERS = {
     "parent_workflow_id": "parent_workflow_ids",
     "user": "users",
     "application_name": "application_names",
+    "schedule_name": "schedule_names",
 }
 # A time filter, and the epoch-milliseconds field it fills.
 TIME_FILTERS = {

@@ -16,7 +16,8 @@ Launch order, and why:
 6. **Start the dequeue supervisor, the timeout sweep, the orphan sweep** (which runs
    again any workflow of this executor that nothing here runs: a live executor owns its
    work until it ends) **and the cancel watcher** (which stops a workflow running here
-   once its row was cancelled or re-owned elsewhere).
+   once its row was cancelled or re-owned elsewhere). Before them (after recovery),
+   **apply the declared schedules** (``@dbos.scheduled``) and start the scheduler.
 
 Shutdown mirrors it: cancel the nursery, await every task in it (a task cancelled
 mid-checkpoint finishes its shielded cleanup on a live pool, and a workflow interrupted
@@ -44,7 +45,7 @@ from ..sysdb.open import open_system_database
 from ..sysdb.protocol import SystemDatabase
 from ..sysdb.retry import EXECUTOR_POLICY
 from ..sysdb.wakeups import WakeupRegistry
-from . import dequeue, orphans, queues, recovery, timeouts, watch
+from . import dequeue, orphans, queues, recovery, scheduler, timeouts, watch
 from .executor import Executor, ExecutorSlot
 
 logger = logging.getLogger("dbos_trio")
@@ -163,6 +164,7 @@ async def _start(executor: Executor, declared_queues: list[QueueConfig]) -> None
         await nursery.start(task)
     await queues.register_queues(executor, declared_queues)
     executor.recovered_count = await recovery.reenqueue_abandoned(executor)
+    await scheduler.start(executor)
     interval = executor.background_interval
     if interval is None:
         await nursery.start(dequeue.supervise, executor)

@@ -57,6 +57,7 @@ def new_row(
     parent_workflow_id: str | None = None,
     authenticated_user: str | None = None,
     authenticated_roles: str | None = None,
+    schedule_name: str | None = None,
 ) -> NewWorkflow:
     """A direct start's row (``owner_xid`` given, no placement) or a queued one."""
     if placement is None:
@@ -98,4 +99,5 @@ def new_row(
         parent_workflow_id=parent_workflow_id,
         authenticated_user=authenticated_user,
         authenticated_roles=authenticated_roles,
+        schedule_name=schedule_name,
     )

@@ -8,7 +8,8 @@ verbatim and the engine alone decides how to read them.
 
 from __future__ import annotations
 
-from typing import Final
+import json
+from typing import Any, Final
 
 import attrs
 
@@ -47,6 +48,10 @@ class NewWorkflow:
     authenticated_user: str | None = None
     authenticated_roles: str | None = None
     forked_from: str | None = None
+    # Written by the scheduler and the debouncer (the official SDK's row shapes).
+    schedule_name: str | None = None
+    is_debounced: bool = False
+    debounce_deadline_epoch_ms: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -144,6 +149,7 @@ class WorkflowRow:
     delay_until_epoch_ms: int | None
     completed_at: int | None
     owner_xid: str | None = None
+    schedule_name: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -160,6 +166,7 @@ class WorkflowFilters:
     parent_workflow_ids: tuple[str, ...] | None = None
     users: tuple[str, ...] | None = None
     application_names: tuple[str, ...] | None = None
+    schedule_names: tuple[str, ...] | None = None
     # Rows of this application plus unclaimed ones; ignored when application_names is set.
     scope_application: str | None = None
     workflow_id_prefix: str | None = None
@@ -257,3 +264,74 @@ class StreamBatch:
 
     writer_status: str | None
     values: tuple[tuple[int, str, str | None], ...]  # (offset, value, serialization)
+
+
+@attrs.frozen(kw_only=True)
+class ScheduleRow:
+    """A row of ``workflow_schedules``, as stored (``context`` serialized by the writer's
+    serializer, ``last_fired_at`` an ISO 8601 string)."""
+
+    schedule_id: str
+    schedule_name: str
+    workflow_name: str
+    workflow_class_name: str | None
+    schedule: str
+    status: str
+    context: str
+    last_fired_at: str | None
+    automatic_backfill: bool
+    cron_timezone: str | None
+    queue_name: str | None
+    application_name: str | None
+
+
+@attrs.frozen(kw_only=True)
+class ScheduleFilters:
+    """Filters of ``list_schedules``; every set field narrows the result (AND)."""
+
+    statuses: tuple[str, ...] | None = None
+    workflow_names: tuple[str, ...] | None = None
+    name_prefixes: tuple[str, ...] | None = None
+    # Schedules of these applications plus unclaimed ones; None: all of them.
+    application_names: tuple[str, ...] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Bounce:
+    """One debounce attempt: push the key's DELAYED workflow back and give it new inputs."""
+
+    workflow_name: str
+    queue_name: str
+    deduplication_id: str
+    delay_until_epoch_ms: int
+    inputs: str
+    serialization: str
+    application_name: str | None
+    now_ms: int
+
+
+@attrs.frozen(kw_only=True)
+class BounceResult:
+    """What a bounce found: the workflow it pushed back, or else who holds the key."""
+
+    bounced_workflow_id: str | None
+    holder_workflow_id: str | None = None
+    holder_is_debounced: bool = False
+    holder_workflow_name: str | None = None
+    holder_application_name: str | None = None
+
+    def to_json(self) -> str:
+        """As a ``DBOS.debounce_delayed_workflow`` checkpoint records it: portable JSON
+        with the official SDK's keys (a record format, readable by any SDK)."""
+        return json.dumps(attrs.asdict(self), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> BounceResult:
+        recorded: dict[str, Any] = json.loads(text)
+        return cls(
+            bounced_workflow_id=recorded.get("bounced_workflow_id"),
+            holder_workflow_id=recorded.get("holder_workflow_id"),
+            holder_is_debounced=bool(recorded.get("holder_is_debounced")),
+            holder_workflow_name=recorded.get("holder_workflow_name"),
+            holder_application_name=recorded.get("holder_application_name"),
+        )

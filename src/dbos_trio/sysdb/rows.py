@@ -49,6 +49,9 @@ NEW_WORKFLOW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("owner_xid", "owner_xid"),
     ("creator_xid", "creator_xid"),
     ("forked_from", "forked_from"),
+    ("schedule_name", "schedule_name"),
+    ("is_debounced", "is_debounced"),
+    ("debounce_deadline_epoch_ms", "debounce_deadline_epoch_ms"),
 )
 
 
@@ -90,6 +93,9 @@ def new_workflow_params(new: NewWorkflow, parent: ParentStep | None) -> dict[str
         "owner_xid": new.owner_xid,
         "creator_xid": new.creator_xid,
         "forked_from": new.forked_from,
+        "schedule_name": new.schedule_name,
+        "is_debounced": new.is_debounced,
+        "debounce_deadline_epoch_ms": new.debounce_deadline_epoch_ms,
         "inputs": new.inputs,
     }
     if parent is not None:

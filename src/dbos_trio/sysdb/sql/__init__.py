@@ -8,15 +8,18 @@ how it wakes other processes, and how it elects the timeout sweeper.
 
 from __future__ import annotations
 
+from .debounce import DebounceOperations
 from .management import ManagementOperations
 from .messages import MessageOperations
 from .queues import QueueOperations
+from .schedules import ScheduleOperations
 from .workflows import WorkflowOperations
 
 
 class SQLSystemDatabase(
-    WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations
-):
+    WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations,
+    ScheduleOperations, DebounceOperations,
+):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 
 

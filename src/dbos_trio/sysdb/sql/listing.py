@@ -45,6 +45,7 @@ WORKFLOW_FIELDS = [
     "delay_until_epoch_ms",
     "completed_at",
     "owner_xid",
+    "schedule_name",
 ]
 _WAS_FORKED_FROM = WORKFLOW_FIELDS.index("was_forked_from")
 
@@ -56,7 +57,7 @@ _COLUMNS = (
     "ws.queue_name, ws.workflow_timeout_ms, ws.workflow_deadline_epoch_ms, "
     "ws.started_at_epoch_ms, ws.deduplication_id, ws.priority, ws.queue_partition_key, "
     "ws.forked_from, ws.was_forked_from, ws.parent_workflow_id, ws.delay_until_epoch_ms, "
-    "ws.completed_at, ws.owner_xid"
+    "ws.completed_at, ws.owner_xid, ws.schedule_name"
 )
 
 
@@ -105,6 +106,7 @@ def list_workflows_query(f: WorkflowFilters, dialect: ListingDialect) -> tuple[s
         ("ws.parent_workflow_id", f.parent_workflow_ids),
         ("ws.authenticated_user", f.users),
         ("ws.application_name", f.application_names),
+        ("ws.schedule_name", f.schedule_names),
     ):
         if values is not None:
             condition, condition_params = dialect.member_of(column, values)

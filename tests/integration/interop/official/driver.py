@@ -15,8 +15,14 @@ Each command prints one line ``RESULT <json>`` on stdout (logs may surround it):
 * ``client-peer URL WORKFLOW_ID``: the official client reads the workflow's ``status``
   event and ``items`` stream, sends it a portable message on ``inbox``, and waits for its
   result.
-* ``serve URL APP_NAME``: an official executor serving queue ``official_q``; prints
+* ``serve URL APP_NAME``: an official executor serving queue ``official_q`` (and running
+  the scheduled workflow ``official_tick``); prints
   ``READY`` once launched and runs until its standard input closes.
+* ``schedule-create URL APP_NAME NAME WORKFLOW CRON CONTEXT_JSON``: the official
+  ``DBOSClient`` (acting for APP_NAME) creates a schedule of WORKFLOW.
+* ``schedule-list URL APP_NAME``: the official ``DBOSClient`` lists APP_NAME's schedules.
+* ``debounce URL APP_NAME WORKFLOW QUEUE KEY PERIOD ARG_JSON``: the official
+  ``DebouncerClient`` bounces KEY once; reports the workflow id it coalesced onto.
 """
 
 from __future__ import annotations
@@ -146,6 +152,10 @@ def serve(url: str, app_name: str) -> None:
         message = DBOS.recv("inbox", timeout_seconds=30)
         return {"label": label, "message": message}
 
+    @DBOS.workflow(name="official_tick")
+    def official_tick(scheduled_time: Any, context: Any) -> str:
+        return f"{scheduled_time.isoformat()} {context}"
+
     DBOS.launch()
     try:
         # Queues live in the database in 3.x: declared once launched, picked up at once.
@@ -155,6 +165,48 @@ def serve(url: str, app_name: str) -> None:
         sys.stdin.read()  # until the test closes our standard input
     finally:
         DBOS.destroy(destroy_registry=True)
+
+
+def schedule_create(
+    url: str, app_name: str, name: str, workflow: str, cron: str, context_json: str
+) -> None:
+    from dbos import DBOSClient
+
+    client = DBOSClient(system_database_url=url, application_name=app_name)
+    try:
+        client.create_schedule(
+            schedule_name=name,
+            workflow_name=workflow,
+            schedule=cron,
+            context=json.loads(context_json),
+        )
+        emit({"created": name})
+    finally:
+        client.destroy()
+
+
+def schedule_list(url: str, app_name: str) -> None:
+    from dbos import DBOSClient
+
+    client = DBOSClient(system_database_url=url, application_name=app_name)
+    try:
+        emit([dict(schedule) for schedule in client.list_schedules(application_name=app_name)])
+    finally:
+        client.destroy()
+
+
+def debounce(
+    url: str, app_name: str, workflow: str, queue: str, key: str, period: str, arg_json: str
+) -> None:
+    from dbos import DBOSClient, DebouncerClient
+
+    client = DBOSClient(system_database_url=url, application_name=app_name)
+    try:
+        debouncer = DebouncerClient(client, {"workflow_name": workflow, "queue_name": queue})
+        handle = debouncer.debounce(key, float(period), json.loads(arg_json))
+        emit({"workflow_id": handle.workflow_id})
+    finally:
+        client.destroy()
 
 
 def main(argv: list[str]) -> None:
@@ -170,6 +222,13 @@ def main(argv: list[str]) -> None:
     elif command == "serve":
         (app_name,) = rest
         serve(url, app_name)
+    elif command == "schedule-create":
+        schedule_create(url, *rest)
+    elif command == "schedule-list":
+        (app_name,) = rest
+        schedule_list(url, app_name)
+    elif command == "debounce":
+        debounce(url, *rest)
     else:
         raise SystemExit(f"unknown command {command!r}")
 
