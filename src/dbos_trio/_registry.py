@@ -18,7 +18,7 @@ import inspect
 import sys
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 import attrs
 
@@ -100,12 +100,22 @@ def member_kind(registered: RegisteredWorkflow, args: tuple[Any, ...]) -> Workfl
     return "static"
 
 
+class LaunchResource(Protocol):
+    """Something opened at every launch and closed at its shutdown (a datasource)."""
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
 class Registry:
     """Registered workflows by name; frozen while an executor runs."""
 
     def __init__(self) -> None:
         self._workflows: dict[str, RegisteredWorkflow] = {}
         self._frozen = False
+        # Opened at launch after the system database, closed at shutdown before it.
+        self.resources: list[LaunchResource] = []
 
     @property
     def frozen(self) -> bool:
@@ -135,6 +145,10 @@ class Registry:
 
     def check_registration_allowed(self, what: str) -> None:
         self._check_open(what)
+
+    def add_resource(self, resource: LaunchResource, what: str) -> None:
+        self._check_open(what)
+        self.resources.append(resource)
 
     def find(self, name: str) -> RegisteredWorkflow | None:
         return self._workflows.get(name)

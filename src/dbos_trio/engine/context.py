@@ -13,6 +13,7 @@ share its context object (and therefore its counter). Inside a step, a
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import attrs
@@ -38,6 +39,9 @@ class WorkflowContext:
     # A system-database failure seen inside this body. Once set, the outcome is never
     # recorded even if user code swallowed the error: the row stays PENDING for recovery.
     control_failure: BaseException | None = None
+    # Work to do once the body ended with an outcome to record, before it is written, by
+    # key (a datasource drops its checkpoints here): see :meth:`finish`.
+    finishers: dict[object, Callable[[], Awaitable[None]]] = attrs.field(factory=dict)
 
     def reserve_id(self) -> int:
         self.last_function_id += 1
@@ -47,6 +51,11 @@ class WorkflowContext:
         if self.recorded is None:
             return None
         return self.recorded.get(function_id)
+
+    async def finish(self) -> None:
+        """Run the finishers, in the order they were added (each handles its own errors)."""
+        for finisher in list(self.finishers.values()):
+            await finisher()
 
 
 @attrs.frozen

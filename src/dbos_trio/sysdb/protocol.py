@@ -266,3 +266,11 @@ class SystemDatabase(Protocol):
     ) -> bool:
         """Create ``forked_id`` from ``original_id``'s row and checkpoints before ``start_step``
         (one transaction); False if the original does not exist."""
+
+    # --- fencing writes made elsewhere ---------------------------------------------------
+
+    async def check_owner(self, workflow_id: str, owner_xid: str) -> None:
+        """Return if ``owner_xid`` still owns the workflow; else raise
+        :class:`~dbos_trio._errors.DBOSWorkflowCancelledError` (it was cancelled) or
+        :class:`~dbos_trio._errors.DBOSWorkflowConflictIDError`. One read: the fence of a
+        datasource transaction, asked while it holds its checkpoint row."""

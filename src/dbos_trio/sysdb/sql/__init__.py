@@ -8,6 +8,7 @@ how it wakes other processes, and how it elects the timeout sweeper.
 
 from __future__ import annotations
 
+from .fencing import FencingOperations
 from .management import ManagementOperations
 from .messages import MessageOperations
 from .queues import QueueOperations
@@ -15,7 +16,7 @@ from .workflows import WorkflowOperations
 
 
 class SQLSystemDatabase(
-    WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations
+    WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations, FencingOperations
 ):
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 
