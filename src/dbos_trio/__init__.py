@@ -4,7 +4,7 @@ Everything public is importable from here: ``from dbos_trio import DBOS, Config`
 """
 
 from ._config import Config
-from ._dbos import DBOS
+from ._dbos import DBOS, Datasource
 from ._errors import (
     DBOSArgumentTypeError,
     DBOSAwaitedWorkflowCancelledError,
@@ -37,6 +37,8 @@ from ._registry import DBOSConfiguredInstance
 from ._serialization import PickleSerializer, PortableJSONSerializer, Serializer
 from .client import Client, ClientWorkflowHandle, EnqueueOptions
 from .core.admission import RateLimit
+from .datasource import TransactionConnection
+from .datasource.protocol import TransactionOutcomeUnknown
 from .engine.handle import WorkflowHandle
 from .engine.options import SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
 from .engine.status import StepInfo, WorkflowStatus
@@ -70,6 +72,7 @@ __all__ = [
     "DBOSWorkflowConflictIDError",
     "DBOSWorkflowFunctionNotFoundError",
     "DBOSWorkflowIDInUseError",
+    "Datasource",
     "EnqueueOptions",
     "PickleSerializer",
     "PortableJSONSerializer",
@@ -82,6 +85,8 @@ __all__ = [
     "SetWorkflowTimeout",
     "StepInfo",
     "SystemDatabaseError",
+    "TransactionConnection",
+    "TransactionOutcomeUnknown",
     "WorkflowHandle",
     "WorkflowStatus",
 ]

@@ -9,13 +9,14 @@ management — each a module of this package; :class:`DBOS` is all of them.
 
 from __future__ import annotations
 
+from .datasources import Datasource, Datasources
 from .durable import Durable
 from .lifecycle import Lifecycle
 from .management import Management
 from .registration import Registration, StepDecorator
 
 
-class DBOS(Registration, Lifecycle, Durable, Management):
+class DBOS(Registration, Lifecycle, Durable, Management, Datasources):
     """Registers workflows and steps, and runs them once launched.
 
     ``DBOS(Config(app_name="orders", ...))`` connects nothing; ``async with
@@ -24,4 +25,4 @@ class DBOS(Registration, Lifecycle, Durable, Management):
     """
 
 
-__all__ = ["DBOS", "StepDecorator"]
+__all__ = ["DBOS", "Datasource", "StepDecorator"]
