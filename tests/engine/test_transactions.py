@@ -321,7 +321,7 @@ async def test_a_function_that_commits_by_itself_is_refused(
     async def rogue(conn: TransactionConnection) -> None:
         await conn.execute("COMMIT")
 
-    @ds.transaction()
+    @ds.transaction  # the bare form works too
     async def leaky(conn: TransactionConnection) -> TransactionConnection:
         return conn
 
