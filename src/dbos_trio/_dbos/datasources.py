@@ -68,11 +68,15 @@ class Datasource:
         running (their step row was missing), since creation."""
         return self._stats.replayed
 
-    # Opened and closed by the launch (a registered resource).
     async def open(self) -> None:
+        """Connect and migrate (or verify): called by every launch, after the system
+        database is open. :class:`~dbos_trio.DBOSInitializationError` if it cannot (the
+        launch fails); cancellation closes whatever was opened."""
         await self._backend.open()
 
     async def close(self) -> None:
+        """Release the connections: called by shutdown, once every workflow has stopped.
+        Idempotent; a transaction called afterwards raises (the datasource is closed)."""
         await self._backend.close()
 
     @overload
