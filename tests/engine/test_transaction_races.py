@@ -22,6 +22,7 @@ from dbos_trio.sysdb.postgres.driver import TrioConnection
 
 from support.app_databases import checkpoints_of, datasource_for
 from support.backends import execute, query
+from support.dbos_fixtures import reexecute
 from support.waiting import wait_until
 
 MakeDBOS = Callable[..., DBOS]
@@ -236,3 +237,66 @@ async def test_a_transaction_cancelled_mid_query_is_cancelled_on_the_server_and_
         # Cancelled on the server and rolled back: the one pooled connection sits idle.
         assert await query(app_database_url, activity) == [("idle", "ROLLBACK")]
         assert await count() == 0  # and it is usable
+
+
+@pytest.mark.postgres_only("two executions of one transaction interleaving on the server")
+async def test_a_lost_race_replays_the_winners_row(
+    make_dbos: MakeDBOS, dbos_url: str, app_database_url: str
+) -> None:
+    dbos = make_dbos()
+    ds = datasource_for(dbos, app_database_url)
+    await execute(app_database_url, "CREATE TABLE counters (id INTEGER PRIMARY KEY, n INTEGER)")
+    await execute(app_database_url, "INSERT INTO counters VALUES (1, 0)")
+    calls: list[str] = []
+
+    @ds.transaction(name="bump")
+    async def bump(conn: TransactionConnection) -> str:
+        calls.append("run")
+        n = await conn.fetch_value("UPDATE counters SET n = n + 1 WHERE id = 1 RETURNING n")
+        return f"run {len(calls)} made {n}"
+
+    @dbos.workflow()
+    async def workflow() -> str:
+        return await bump()
+
+    held, release = trio.Event(), trio.Event()
+    lock_waiters = (
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+    )
+    async with dbos.launched():
+        sysdb = dbos._require_executor("test").sysdb
+        check_owner = sysdb.check_owner
+        fenced: list[str] = []
+
+        async def stalling_check_owner(workflow_id: str, owner_xid: str) -> None:
+            await check_owner(workflow_id, owner_xid)
+            fenced.append(owner_xid)
+            if len(fenced) == 1:  # the first execution passed its fence: hold it before COMMIT
+                held.set()
+                await release.wait()
+
+        sysdb.check_owner = stalling_check_owner  # type: ignore[method-assign]
+        with SetWorkflowID("wf-race"):
+            first = await dbos.start_workflow(workflow)
+        await held.wait()
+        results: list[str] = []
+        async with trio.open_nursery() as nursery:
+
+            async def take_over() -> None:
+                results.append(await reexecute(dbos, dbos_url, workflow, "wf-race"))
+
+            nursery.start_soon(take_over)
+
+            async def blocked() -> bool:
+                return (await query(app_database_url, lock_waiters))[0][0] > 0
+
+            # The new owner's transaction waits on the first one's uncommitted row.
+            await wait_until(blocked, what="the second execution to wait for the first")
+            release.set()  # the first commits; the second finds its row
+        assert results == ["run 1 made 1"]
+        assert await first.get_result() == "run 1 made 1"
+    assert ds.replayed == 1
+    assert len(calls) >= 2  # the second ran (and rolled back) at least once
+    assert await query(app_database_url, "SELECT n FROM counters") == [(1,)]
+    assert await checkpoints_of(app_database_url, "wf-race") == []
