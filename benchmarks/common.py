@@ -474,3 +474,35 @@ def s5_metrics(args: DriverArgs, url: str, window: Window, n: int, done: float) 
             f" (it had run for {before_kill}/{n} workflows before the kill)"
         )
     return metrics
+
+
+# --------------------------------------------------------------------------- S8
+
+
+S8_ACCOUNTS = 10
+# The one statement of each S8 transaction (each library in its own placeholder style).
+S8_UPDATE_TRIO = (
+    "UPDATE bench_accounts SET balance = balance + 1 WHERE id = %(id)s RETURNING balance"
+)
+S8_UPDATE_SQLALCHEMY = (
+    "UPDATE bench_accounts SET balance = balance + 1 WHERE id = :id RETURNING balance"
+)
+
+
+def s8_setup(url: str) -> None:
+    """The application table of S8, in the bench database (before launch, untimed)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE bench_accounts (id INTEGER PRIMARY KEY, balance BIGINT)")
+        conn.execute(
+            "INSERT INTO bench_accounts SELECT i, 0 FROM generate_series(0, %s) AS i",
+            (S8_ACCOUNTS - 1,),
+        )
+
+
+def s8_check(url: str, transactions: int) -> None:
+    """Every transaction applied exactly once (after the run, untimed)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT sum(balance) FROM bench_accounts").fetchone()
+    total = int(row[0]) if row is not None and row[0] is not None else 0
+    if total != transactions:
+        raise RuntimeError(f"S8: {total} increments applied, {transactions} transactions ran")

@@ -1,4 +1,4 @@
-"""S1-S7 on the official ``dbos`` package (3.4), through its asyncio API.
+"""S1-S8 on the official ``dbos`` package (3.4), through its asyncio API.
 
 Runs under the virtualenv the runner creates (``benchmarks/.venv-official``), never under ours.
 Usage (normally by the runner)::
@@ -135,6 +135,56 @@ async def s6_echo(n: int) -> int:
         message = await DBOS.recv_async("event", timeout_seconds=60)
         await DBOS.set_event_async(f"k{i}", message)
     return n
+
+
+# S8: one datasource transaction per step, through the official SQLAlchemyDatasource (a def
+# workflow) or AsyncSQLAlchemyDatasource (an async def one); created before launch (S8 only).
+TX: dict[str, Any] = {}
+
+
+@workflow("s8_workflow")
+async def s8_workflow(k: int) -> int:
+    for i in range(k):
+        await TX["async"](i)
+    return k
+
+
+@DBOS.workflow(name="s8_workflow_sync")
+def s8_workflow_sync(k: int) -> int:
+    for i in range(k):
+        TX["sync"](i)
+    return k
+
+
+async def create_datasource(app_url: str, api: str) -> None:
+    """The official datasource of ``api`` on ``app_url``, and its transaction (before launch)."""
+    import sqlalchemy as sa
+
+    update = sa.text(common.S8_UPDATE_SQLALCHEMY)
+    if api == "async":
+        async_ds = await dbos_mod.AsyncSQLAlchemyDatasource.create(app_url)
+
+        @async_ds.transaction(name="s8_tx")
+        async def s8_tx_async(i: int) -> int:
+            found = await async_ds.sql_session().execute(update, {"id": i % common.S8_ACCOUNTS})
+            return int(found.scalar_one())
+
+        TX["async"] = s8_tx_async
+        return
+    sync_ds = dbos_mod.SQLAlchemyDatasource.create(app_url)
+
+    @sync_ds.transaction(name="s8_tx")
+    def s8_tx(i: int) -> int:
+        found = sync_ds.sql_session().execute(update, {"id": i % common.S8_ACCOUNTS})
+        return int(found.scalar_one())
+
+    TX["sync"] = s8_tx
+
+
+async def call_s8(k: int, api: str) -> int:
+    if api == "async":
+        return cast(int, await s8_workflow(k))
+    return cast(int, s8_workflow_sync(k))  # the sync API, called as a sync program would
 
 
 # ------------------------------------------------------------------ lifecycle
@@ -314,12 +364,76 @@ async def run_s6(args: DriverArgs, url: str) -> tuple[dict[str, Any], Window, in
     return metrics, window, n
 
 
+async def run_s8(args: DriverArgs, url: str) -> tuple[dict[str, Any], Window, int]:
+    k, n, warmup = int(args.params["k"]), int(args.params["n"]), int(args.params["warmup"])
+    api = str(args.params.get("official_api", "sync"))
+    for _ in range(warmup):
+        await call_s8(k, api)
+    latencies = []
+    window = Window().start()
+    for _ in range(n):
+        t0 = time.perf_counter()
+        if await call_s8(k, api) != k:
+            raise RuntimeError("wrong result")
+        latencies.append(time.perf_counter() - t0)
+    window.stop()
+    common.s8_check(url, (warmup + n) * k)
+    metrics = {
+        **common.latency_metrics("latency", latencies),
+        "per_transaction_ms_median": round(common.median(latencies) * 1000 / k, 3),
+        "workflows_per_s": round(n / window.wall_s, 2),
+        "official_api": api,
+    }
+    return metrics, window, n
+
+
+async def run_s8_wire(
+    args: DriverArgs, url: str
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    k, n, warmup = int(args.params["k"]), int(args.params["n"]), int(args.params["warmup"])
+    api = str(args.params.get("official_api", "sync"))
+    host, port = common.host_port(url)
+    with wire.WireCounter(host, port) as sys_proxy, wire.WireCounter(host, port) as app_proxy:
+        await create_datasource(common.with_port(url, "127.0.0.1", app_proxy.port), api)
+        launch(common.with_port(url, "127.0.0.1", sys_proxy.port))
+        try:
+            for _ in range(warmup):
+                await call_s8(k, api)
+            idle_s = float(args.params["idle_s"])
+            before_idle = sys_proxy.snapshot()
+            await asyncio.sleep(idle_s)
+            sys_before, app_before = sys_proxy.snapshot(), app_proxy.snapshot()
+            window = Window().start()
+            for _ in range(n):
+                await call_s8(k, api)
+            window.stop()
+            sys_after, app_after = sys_proxy.snapshot(), app_proxy.snapshot()
+        finally:
+            DBOS.destroy()
+        for proxy in (sys_proxy, app_proxy):
+            if proxy.error is not None:
+                raise RuntimeError(f"wire proxy failed: {proxy.error!r}")
+    common.s8_check(url, (warmup + n) * k)
+    metrics = wire.transaction_metrics(
+        app_after.minus(app_before),
+        sys_after.minus(sys_before),
+        sys_before.minus(before_idle),
+        idle_s,
+        window.wall_s,
+        k,
+        n,
+    )
+    metrics["official_api"] = api
+    return metrics, common.cpu_record(window, n, "workflow"), environment(url, concurrency=1)
+
+
 RUNNERS = {
     "S1": run_s1,
     "S2": run_s2,
     "S3": run_s3,
     "S4": run_s4,
     "S6": run_s6,
+    "S8": run_s8,
 }
 
 
@@ -333,6 +447,12 @@ async def scenario(args: DriverArgs) -> tuple[dict[str, Any], dict[str, Any], di
         return metrics, common.cpu_record(window, n, "workflow"), environment(url, concurrency=n)
     if group == "S7":
         return await run_s7_counting(args, url)
+    if args.scenario == "S8-WIRE":
+        common.s8_setup(url)
+        return await run_s8_wire(args, url)
+    if group == "S8":
+        common.s8_setup(url)
+        await create_datasource(url, str(args.params.get("official_api", "sync")))
     launch(url)
     try:
         metrics, window, units = await RUNNERS[group](args, url)

@@ -1,4 +1,4 @@
-"""S1-S7 on dbos_trio, through its public API (shared/docs/API.md) only.
+"""S1-S8 on dbos_trio, through its public API (shared/docs/API.md) only.
 
 Runs under whatever interpreter has dbos_trio installed (the runner passes its own
 ``sys.executable`` by default). Usage (normally by the runner)::
@@ -43,7 +43,9 @@ def version() -> str:
 class Bench:
     """One DBOS instance with the benchmark workload registered on it."""
 
-    def __init__(self, url: str, params: dict[str, Any], phase: str = "run") -> None:
+    def __init__(
+        self, url: str, params: dict[str, Any], phase: str = "run", app_url: str | None = None
+    ) -> None:
         self.api: Any = importlib.import_module("dbos_trio")
         # --param X.pool_size=N sets both libraries' pools; otherwise each keeps its default.
         pool = {"max_connections": int(params["pool_size"])} if "pool_size" in params else {}
@@ -55,7 +57,10 @@ class Bench:
         self.side: common.SideWriter | None = None
         self.queue: Any = None
         self.proxy: wire.WireCounter | None = None
+        self.proxies: tuple[wire.WireCounter, wire.WireCounter] | tuple[()] = ()
         self.fn = self._register()
+        if app_url is not None:  # S8: a datasource on the application database
+            self._register_transactions(app_url)
 
     def workflow(self, name: str) -> Callable[[F], F]:
         return cast(Callable[[F], F], self.dbos.workflow(name=name))
@@ -140,6 +145,22 @@ class Bench:
             return n
 
         return SimpleNamespace(**{k: v for k, v in locals().items() if k.startswith("s")})
+
+    def _register_transactions(self, app_url: str) -> None:
+        ds = self.dbos.postgres_datasource(app_url)  # SERIALIZABLE, as the official default
+
+        @ds.transaction(name="s8_tx")
+        async def s8_tx(conn: Any, i: int) -> int:
+            balance = await conn.fetch_value(common.S8_UPDATE_TRIO, {"id": i % common.S8_ACCOUNTS})
+            return int(balance)
+
+        @self.workflow("s8_workflow")
+        async def s8_workflow(k: int) -> int:
+            for i in range(k):
+                await s8_tx(i)
+            return k
+
+        self.fn.s8_workflow = s8_workflow
 
     def environment(self, url: str, **extra: Any) -> dict[str, Any]:
         env = common.server_environment(url)
@@ -338,7 +359,59 @@ async def run_s7(b: Bench, args: DriverArgs) -> tuple[dict[str, Any], Window, in
     return metrics, window, n
 
 
-RUNNERS = {"S1": run_s1, "S2": run_s2, "S3": run_s3, "S4": run_s4, "S6": run_s6}
+async def run_s8(b: Bench, args: DriverArgs, url: str) -> tuple[dict[str, Any], Window, int]:
+    k, n, warmup = int(args.params["k"]), int(args.params["n"]), int(args.params["warmup"])
+    for _ in range(warmup):
+        await b.fn.s8_workflow(k)
+    latencies = []
+    window = Window().start()
+    for _ in range(n):
+        t0 = time.perf_counter()
+        if await b.fn.s8_workflow(k) != k:
+            raise RuntimeError("wrong result")
+        latencies.append(time.perf_counter() - t0)
+    window.stop()
+    common.s8_check(url, (warmup + n) * k)
+    metrics = {
+        **common.latency_metrics("latency", latencies),
+        "per_transaction_ms_median": round(common.median(latencies) * 1000 / k, 3),
+        "workflows_per_s": round(n / window.wall_s, 2),
+    }
+    return metrics, window, n
+
+
+async def run_s8_wire(b: Bench, args: DriverArgs, url: str) -> tuple[dict[str, Any], Window, int]:
+    k, n, warmup = int(args.params["k"]), int(args.params["n"]), int(args.params["warmup"])
+    sys_proxy, app_proxy = b.proxies
+    async with b.dbos.launched():
+        for _ in range(warmup):
+            await b.fn.s8_workflow(k)
+        idle_s = float(args.params["idle_s"])
+        before_idle = sys_proxy.snapshot()
+        await trio.sleep(idle_s)
+        sys_before, app_before = sys_proxy.snapshot(), app_proxy.snapshot()
+        window = Window().start()
+        for _ in range(n):
+            await b.fn.s8_workflow(k)
+        window.stop()
+        sys_after, app_after = sys_proxy.snapshot(), app_proxy.snapshot()
+    for proxy in b.proxies:
+        if proxy.error is not None:
+            raise RuntimeError(f"wire proxy failed: {proxy.error!r}")
+    common.s8_check(url, (warmup + n) * k)
+    metrics = wire.transaction_metrics(
+        app_after.minus(app_before),
+        sys_after.minus(sys_before),
+        sys_before.minus(before_idle),
+        idle_s,
+        window.wall_s,
+        k,
+        n,
+    )
+    return metrics, window, n
+
+
+RUNNERS = {"S1": run_s1, "S2": run_s2, "S3": run_s3, "S4": run_s4, "S6": run_s6, "S8": run_s8}
 
 
 async def scenario(args: DriverArgs) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
@@ -356,7 +429,25 @@ async def scenario(args: DriverArgs) -> tuple[dict[str, Any], dict[str, Any], di
             metrics, window, units = await run_s7(b, args)
         env = b.environment(url, concurrency=1)
         return metrics, common.cpu_record(window, units, "workflow"), env
-    b = Bench(url, args.params)
+    if args.scenario == "S8-WIRE":
+        common.s8_setup(url)
+        host, port = common.host_port(url)
+        with wire.WireCounter(host, port) as sys_proxy, wire.WireCounter(host, port) as app_proxy:
+            b = Bench(
+                common.with_port(url, "127.0.0.1", sys_proxy.port),
+                args.params,
+                app_url=common.with_port(url, "127.0.0.1", app_proxy.port),
+            )
+            b.proxies = (sys_proxy, app_proxy)
+            metrics, window, units = await run_s8_wire(b, args, url)
+        return (
+            metrics,
+            common.cpu_record(window, units, "workflow"),
+            b.environment(url, concurrency=1),
+        )
+    if group == "S8":
+        common.s8_setup(url)
+    b = Bench(url, args.params, app_url=url if group == "S8" else None)
     if group == "S4":
         b.queue = b.dbos.register_queue(
             "bench_queue",

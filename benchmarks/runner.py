@@ -345,7 +345,7 @@ def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, Any]]:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m benchmarks",
-        description="dbos_trio vs the official dbos package vs the PostgreSQL floor (S1-S7)",
+        description="dbos_trio vs the official dbos package vs the PostgreSQL floor (S1-S8)",
     )
     p.add_argument(
         "-s",

@@ -268,6 +268,81 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
 )
 
+
+def _s8_floor(floor: Floor, params: Params) -> float:
+    # K transactions: each one application commit and one step-row commit, plus the
+    # workflow's start and outcome.
+    return (2 * int(params["k"]) + 2) * floor["commit_ms_median"]
+
+
+SCENARIOS += (
+    Scenario(
+        id="S8-TX10",
+        group="S8",
+        title="sequential workflows of 10 datasource transactions, each timed start to result",
+        # official_api: "sync" (SQLAlchemyDatasource in a def workflow) or "async"
+        # (AsyncSQLAlchemyDatasource in an async def workflow).
+        full={"k": 10, "n": 200, "warmup": 20, "official_api": "sync"},
+        quick={"k": 10, "n": 10, "warmup": 2, "official_api": "sync"},
+        metrics=(
+            Metric(
+                "latency_ms_median",
+                "ms",
+                "lower",
+                _s8_floor,
+                "(2K+2) x commit latency",
+                vs_official=5,
+            ),
+            Metric("latency_ms_p99", "ms", "lower"),
+            Metric("per_transaction_ms_median", "ms", "lower"),
+        ),
+        cpu_unit="workflow",
+    ),
+    Scenario(
+        id="S8-WIRE",
+        group="S8",
+        title="S8-TX10 through two counting wire proxies (system and application database)",
+        full={"k": 10, "n": 100, "warmup": 10, "idle_s": 2.0, "official_api": "sync"},
+        quick={"k": 10, "n": 5, "warmup": 2, "idle_s": 0.2, "official_api": "sync"},
+        metrics=(
+            Metric(
+                "app_commits_per_tx",
+                "commits",
+                "lower",
+                lambda f, p: 1.0,
+                "1 per transaction",
+            ),
+            Metric("app_write_commits_per_tx", "commits", "lower"),
+            Metric("app_round_trips_per_tx", "trips", "lower"),
+            Metric("app_statements_per_tx", "stmts", "lower"),
+            Metric(
+                "sys_commits_per_wf_net",
+                "commits",
+                "lower",
+                lambda f, p: int(p["k"]) + 2,
+                "K+2",
+            ),
+            Metric(
+                "sys_write_commits_per_wf",
+                "commits",
+                "lower",
+                lambda f, p: int(p["k"]) + 2,
+                "K+2",
+            ),
+            Metric("sys_round_trips_per_wf", "trips", "lower"),
+            Metric(
+                "commits_per_wf_net",
+                "commits",
+                "lower",
+                lambda f, p: 2 * int(p["k"]) + 2,
+                "2K+2",
+            ),
+            Metric("round_trips_per_wf", "trips", "lower"),
+        ),
+        cpu_unit="workflow",
+    ),
+)
+
 BY_ID: dict[str, Scenario] = {s.id: s for s in SCENARIOS}
 GROUPS: tuple[str, ...] = tuple(dict.fromkeys(s.group for s in SCENARIOS))
 

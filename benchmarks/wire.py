@@ -381,3 +381,47 @@ def net_of_background(metrics: dict[str, Any], timed_s: float, units: int) -> di
         background = metrics[f"idle_{figure}_per_s"] * timed_s / units
         out[f"{figure}_per_wf_net"] = round(metrics[f"{figure}_per_wf"] - background, 2)
     return out
+
+
+def transaction_metrics(
+    app: Counts,
+    sys: Counts,
+    sys_idle: Counts,
+    idle_s: float,
+    timed_s: float,
+    k: int,
+    n: int,
+) -> dict[str, Any]:
+    """S8-WIRE: what a workflow of ``k`` datasource transactions cost on each database.
+
+    ``app`` and ``sys`` are the timed-window differences of the application and system
+    database proxies; ``sys_idle`` the system proxy's difference over the idle window
+    before (its background rate is subtracted from the ``_net`` figures; the application
+    database has no background traffic of either library). Commits count read-only
+    transactions too (an ownership check is one); write commits only those that wrote.
+    """
+    units = float(n)
+    sys_background = sys_idle.commits / idle_s * timed_s / units
+    sys_commits_net = sys.commits / units - sys_background
+    return {
+        "app_commits_per_tx": round(app.commits / units / k, 3),
+        "app_round_trips_per_tx": round(app.round_trips / units / k, 3),
+        "app_statements_per_tx": round(app.statements / units / k, 3),
+        "app_write_commits_per_tx": round(app.write_commits / units / k, 3),
+        "app_commits_per_wf": round(app.commits / units, 2),
+        "app_connections_opened": app.connections,
+        "sys_commits_per_wf": round(sys.commits / units, 2),
+        "sys_commits_per_wf_net": round(sys_commits_net, 2),
+        "sys_write_commits_per_wf": round(sys.write_commits / units, 2),
+        "sys_round_trips_per_wf": round(sys.round_trips / units, 2),
+        "sys_statements_per_wf": round(sys.statements / units, 2),
+        "commits_per_wf_net": round(app.commits / units + sys_commits_net, 2),
+        "round_trips_per_wf": round((app.round_trips + sys.round_trips) / units, 2),
+        "idle_sys_commits_per_s": round(sys_idle.commits / idle_s, 2),
+        "top_app_statements_per_wf": [
+            [round(count / units, 2), sql] for sql, count in app.sql.most_common(8)
+        ],
+        "top_sys_statements_per_wf": [
+            [round(count / units, 2), sql] for sql, count in sys.sql.most_common(8)
+        ],
+    }

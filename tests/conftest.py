@@ -24,6 +24,7 @@ pytest_plugins = [
     "support.backends",  # backend, *_template, system/module/empty_database_url
     "support.dbos_fixtures",  # dbos_url, make_dbos, statement_counter
     "support.time_fixtures",  # db_url, new_dbos, notify
+    "support.app_databases",  # app_database_url
 ]
 
 

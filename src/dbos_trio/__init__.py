@@ -4,7 +4,7 @@ Everything public is importable from here: ``from dbos_trio import DBOS, Config`
 """
 
 from ._config import Config
-from ._dbos import DBOS, Debouncer
+from ._dbos import DBOS, Datasource, Debouncer
 from ._errors import (
     DBOSArgumentTypeError,
     DBOSAwaitedWorkflowCancelledError,
@@ -38,6 +38,8 @@ from ._registry import DBOSConfiguredInstance
 from ._serialization import PickleSerializer, PortableJSONSerializer, Serializer
 from .client import Client, ClientDebouncer, ClientWorkflowHandle, EnqueueOptions
 from .core.admission import RateLimit
+from .datasource import TransactionConnection
+from .datasource.protocol import TransactionOutcomeUnknown
 from .engine.handle import WorkflowHandle
 from .engine.options import SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
 from .engine.schedules import ClientScheduleInput, ScheduleInput, WorkflowSchedule
@@ -75,6 +77,7 @@ __all__ = [
     "DBOSWorkflowConflictIDError",
     "DBOSWorkflowFunctionNotFoundError",
     "DBOSWorkflowIDInUseError",
+    "Datasource",
     "Debouncer",
     "EnqueueOptions",
     "PickleSerializer",
@@ -89,6 +92,8 @@ __all__ = [
     "SetWorkflowTimeout",
     "StepInfo",
     "SystemDatabaseError",
+    "TransactionConnection",
+    "TransactionOutcomeUnknown",
     "WorkflowHandle",
     "WorkflowSchedule",
     "WorkflowStatus",

@@ -18,7 +18,7 @@ import inspect
 import sys
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 import attrs
 
@@ -114,6 +114,14 @@ class DeclaredSchedule:
     queue_name: str | None
 
 
+class LaunchResource(Protocol):
+    """Something opened at every launch and closed at its shutdown (a datasource)."""
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
 class Registry:
     """Registered workflows by name; frozen while an executor runs."""
 
@@ -121,6 +129,8 @@ class Registry:
         self._workflows: dict[str, RegisteredWorkflow] = {}
         self._frozen = False
         self.schedules: dict[str, DeclaredSchedule] = {}
+        # Opened at launch after the system database, closed at shutdown before it.
+        self.resources: list[LaunchResource] = []
 
     @property
     def frozen(self) -> bool:
@@ -156,6 +166,10 @@ class Registry:
 
     def check_registration_allowed(self, what: str) -> None:
         self._check_open(what)
+
+    def add_resource(self, resource: LaunchResource, what: str) -> None:
+        self._check_open(what)
+        self.resources.append(resource)
 
     def find(self, name: str) -> RegisteredWorkflow | None:
         return self._workflows.get(name)

@@ -12,7 +12,8 @@ The layers, top to bottom (see ../shared/docs/ARCHITECTURE.md):
   factory that opens a backend (``sysdb.open``), never a backend or a driver;
 * sysdb — the protocol (``protocol``, ``records``, ``errors``, ``wakeups``, ``retry``), which
   imports no backend code, and the backends (the shared ``sql`` implementation,
-  ``postgres``, ``sqlite``, statements, retries, migrations);
+  ``postgres``, ``sqlite``, statements, retries, migrations); datasources likewise
+  (``datasource.protocol`` with the protocol, the rest of ``datasource`` with the backends);
 * foundations — clock, serialization, config, registry, identity;
 * core — pure logic, and the error classes: no Trio, no psycopg, nothing above them.
 """
@@ -36,6 +37,9 @@ PROTOCOL = frozenset(
     f"{ROOT}.sysdb.{name}" for name in ("protocol", "records", "errors", "wakeups", "retry")
 )
 FACTORY = f"{ROOT}.sysdb.open"
+# Datasources (the application's own databases) are backend-level: their protocol sits with
+# the system database's, their PostgreSQL and SQLite implementations with its backends.
+DATASOURCE_PROTOCOL = frozenset({f"{ROOT}.datasource.protocol"})
 
 
 def layer_of(module: str) -> int:
@@ -44,9 +48,9 @@ def layer_of(module: str) -> int:
         return 0
     if module in FOUNDATIONS:
         return 1
-    if module in PROTOCOL or module == f"{ROOT}.sysdb":
+    if module in PROTOCOL or module == f"{ROOT}.sysdb" or module in DATASOURCE_PROTOCOL:
         return 2
-    if module.startswith(f"{ROOT}.sysdb"):
+    if module.startswith((f"{ROOT}.sysdb", f"{ROOT}.datasource")):
         return 3
     if module.startswith(f"{ROOT}.engine"):
         return 4

@@ -10,6 +10,7 @@ concurrency, management — each a module of this package; :class:`DBOS` is all 
 from __future__ import annotations
 
 from .concurrency import Concurrency
+from .datasources import Datasource, Datasources
 from .debouncing import Debouncer, Debouncing
 from .durable import Durable
 from .lifecycle import Lifecycle
@@ -18,7 +19,9 @@ from .registration import Registration, StepDecorator
 from .schedules import Schedules
 
 
-class DBOS(Registration, Lifecycle, Durable, Concurrency, Management, Schedules, Debouncing):
+class DBOS(
+    Registration, Lifecycle, Durable, Concurrency, Management, Schedules, Debouncing, Datasources
+):
     """Registers workflows and steps, and runs them once launched.
 
     ``DBOS(Config(app_name="orders", ...))`` connects nothing; ``async with
@@ -27,4 +30,4 @@ class DBOS(Registration, Lifecycle, Durable, Concurrency, Management, Schedules,
     """
 
 
-__all__ = ["DBOS", "Debouncer", "StepDecorator"]
+__all__ = ["DBOS", "Datasource", "Debouncer", "StepDecorator"]

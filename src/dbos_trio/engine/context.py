@@ -14,6 +14,7 @@ nested durable calls are plain calls.
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import attrs
@@ -45,6 +46,9 @@ class WorkflowContext:
     # a durable nursery, or refused (see :mod:`.placement`).
     body_task: trio.lowlevel.Task | None = None
     warned_unordered: bool = False
+    # Work to do once the body ended with an outcome to record, before it is written, by
+    # key (a datasource drops its checkpoints here): see :meth:`finish`.
+    finishers: dict[object, Callable[[], Awaitable[None]]] = attrs.field(factory=dict)
 
     def place(self, ticket: Ticket) -> None:
         """Give ``ticket`` the next ids of the counter."""
@@ -55,6 +59,11 @@ class WorkflowContext:
         if self.recorded is None:
             return None
         return self.recorded.get(function_id)
+
+    async def finish(self) -> None:
+        """Run the finishers, in the order they were added (each handles its own errors)."""
+        for finisher in list(self.finishers.values()):
+            await finisher()
 
 
 @attrs.frozen

@@ -127,6 +127,8 @@ async def _execute(executor: Executor, plan: ExecutionPlan, execution: LocalExec
         raised=raised,
         raised_is_control=raised is not None and is_control(raised),
     )
+    if ctx.finishers and decision.ending in (Ending.RECORD_SUCCESS, Ending.RECORD_ERROR):
+        await ctx.finish()  # before the outcome: a datasource drops its checkpoints
     return await _carry_out(executor, plan, execution, decision, returned, raised, escaped)
 
 

@@ -4,7 +4,9 @@ Launch order, and why:
 
 1. **Identity** (app name, version, executor id), then freeze the registry: a stored row
    names a workflow, which must not mean different code from one moment to the next.
-2. **Connect and migrate** (or only verify, with ``run_migrations=False``).
+2. **Connect and migrate** (or only verify, with ``run_migrations=False``), then open the
+   registered resources (datasources: connect, migrate their checkpoint tables), so a
+   workflow recovered at launch can already run its transactions.
 3. **Register the application version**, learning whether it is the latest (only the
    latest overwrites queue rows and runs version-less queued work).
 4. **Open the executor's one nursery**, and in it the backend's own tasks first (LISTEN,
@@ -21,8 +23,8 @@ Launch order, and why:
 
 Shutdown mirrors it: cancel the nursery, await every task in it (a task cancelled
 mid-checkpoint finishes its shielded cleanup on a live pool, and a workflow interrupted
-this way stays PENDING for the next launch), then close the system database (flushing
-the notifier), then thaw the registry.
+this way stays PENDING for the next launch), then close the datasources and the system
+database (flushing the notifier), then thaw the registry.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import trio
 from .._clock import Clock
 from .._config import Config
 from .._identity import resolve_identity
-from .._registry import Registry
+from .._registry import LaunchResource, Registry
 from ..core.admission import QueueConfig
 from ..sysdb.open import open_system_database
 from ..sysdb.protocol import SystemDatabase
@@ -106,7 +108,9 @@ async def open_executor(
         )
         if settings.intercept is not None:
             sysdb = settings.intercept(sysdb)
+        opened: list[LaunchResource] = []
         try:
+            await _open_resources(registry, opened)
             is_latest = await sysdb.register_application_version(
                 identity.app_name, identity.app_version
             )
@@ -146,6 +150,7 @@ async def open_executor(
                         slot.executor = None
         finally:
             with trio.CancelScope(shield=True):
+                await _close_resources(opened)
                 await sysdb.close()
             logger.info(
                 "shut down %s version %s executor %s",
@@ -155,6 +160,23 @@ async def open_executor(
             )
     finally:
         registry.thaw()
+
+
+async def _open_resources(registry: Registry, opened: list[LaunchResource]) -> None:
+    """Open the registered resources (datasources: connect, migrate) in order, noting each
+    in ``opened`` so shutdown closes exactly those; a failure raises, the rest unopened."""
+    for resource in registry.resources:
+        await resource.open()
+        opened.append(resource)
+
+
+async def _close_resources(opened: list[LaunchResource]) -> None:
+    """Close what was opened, last first; a failure is logged, never stops the others."""
+    for resource in reversed(opened):
+        try:
+            await resource.close()
+        except Exception:
+            logger.exception("closing %r failed", resource)
 
 
 async def _start(executor: Executor, declared_queues: list[QueueConfig]) -> None:

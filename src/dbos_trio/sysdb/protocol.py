@@ -310,3 +310,11 @@ class SystemDatabase(Protocol):
         inputs, or report who holds the key; one transaction. With ``caller``, fenced by its
         owner token and recorded as its ``DBOS.debounce_delayed_workflow`` checkpoint in the
         same transaction (a checkpoint already there is returned instead)."""
+
+    # --- fencing writes made elsewhere ---------------------------------------------------
+
+    async def check_owner(self, workflow_id: str, owner_xid: str) -> None:
+        """Return if ``owner_xid`` still owns the workflow; else raise
+        :class:`~dbos_trio._errors.DBOSWorkflowCancelledError` (it was cancelled) or
+        :class:`~dbos_trio._errors.DBOSWorkflowConflictIDError`. One read: the fence of a
+        datasource transaction, asked while it holds its checkpoint row."""

@@ -11,7 +11,7 @@ import attrs
 
 from .._config import Config
 from ..engine.options import SetWorkflowID
-from ._crash import Checkpoint, CrashPoint, CrashPointNotReached, run_until_crash
+from ._crash import STEP_KINDS, Checkpoint, CrashPoint, CrashPointNotReached, run_until_crash
 from ._databases import temporary_sqlite_url
 from ._launch import launched
 
@@ -65,6 +65,7 @@ async def crash_at_every_checkpoint(
     app_name: str = "dbos-crash-test",
     database: Callable[[], AbstractContextManager[str]] = temporary_sqlite_url,
     before_outcome: bool = True,
+    before_steps: bool = False,
     config: Mapping[str, Any] | None = None,
     background_interval: float | Literal["auto"] | None = "auto",
 ) -> list[CrashRecovery]:
@@ -72,7 +73,10 @@ async def crash_at_every_checkpoint(
 
     First an uncrashed run (on a fresh database) lists the workflow's checkpoints
     (:class:`~dbos_trio.testing.Checkpoint`). Then, for each of them — and, with
-    ``before_outcome``, once more instead of writing the outcome — on a fresh database:
+    ``before_outcome``, once more instead of writing the outcome; with ``before_steps``,
+    once more instead of writing each step-like checkpoint (its body ran, its row is
+    lost: where an at-least-once body runs twice, and an exactly-once transaction must
+    not) — on a fresh database:
 
     1. ``build(config)`` makes the application (a new ``DBOS`` with its workflows
        registered; reset your per-run counters here: it is called once per run,
@@ -100,6 +104,12 @@ async def crash_at_every_checkpoint(
             build(make_config(url)), start, None, workflow_id, background_interval
         )
     points = [CrashPoint.after_checkpoint(workflow_id, c.ordinal) for c in baseline]
+    if before_steps:
+        points += [
+            CrashPoint.before_checkpoint(workflow_id, c.ordinal)
+            for c in baseline
+            if c.kind in STEP_KINDS and c.recorded
+        ]
     if before_outcome and any(c.kind == "outcome" for c in baseline):
         points.append(CrashPoint.before_outcome(workflow_id))
     reports: list[CrashRecovery] = []

@@ -48,11 +48,12 @@ def _result_of(stdout: str, stderr: str, what: str) -> Any:
     raise AssertionError(f"{what} printed no result.\nstdout:\n{stdout}\nstderr:\n{stderr[-4000:]}")
 
 
-async def run_official(python: Path, *args: str, timeout: float = 60) -> Any:
-    """Run a driver command with the official package's Python; return its RESULT."""
+async def run_official(python: Path, *args: str, timeout: float = 60, driver: Path = DRIVER) -> Any:
+    """Run a driver command with the official package's Python; return its RESULT.
+    ``driver`` is the script (default ``official/driver.py``)."""
     with trio.fail_after(timeout):
         done = await trio.run_process(
-            [str(python), str(DRIVER), *args], capture_stdout=True, capture_stderr=True, check=False
+            [str(python), str(driver), *args], capture_stdout=True, capture_stderr=True, check=False
         )
     stdout, stderr = done.stdout.decode(), done.stderr.decode()
     if done.returncode != 0:

@@ -9,6 +9,7 @@ how it wakes other processes, and how it elects the timeout sweeper.
 from __future__ import annotations
 
 from .debounce import DebounceOperations
+from .fencing import FencingOperations
 from .management import ManagementOperations
 from .messages import MessageOperations
 from .queues import QueueOperations
@@ -18,7 +19,7 @@ from .workflows import WorkflowOperations
 
 class SQLSystemDatabase(
     WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations,
-    ScheduleOperations, DebounceOperations,
+    ScheduleOperations, DebounceOperations, FencingOperations,
 ):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 
