@@ -506,3 +506,8 @@ def s8_check(url: str, transactions: int) -> None:
     total = int(row[0]) if row is not None and row[0] is not None else 0
     if total != transactions:
         raise RuntimeError(f"S8: {total} increments applied, {transactions} transactions ran")
+
+
+def s9_expected(tasks: int, steps: int) -> int:
+    """What S9's workflow returns: task ``i``'s step ``j`` returns ``i + j + 1``."""
+    return sum(i + j + 1 for i in range(tasks) for j in range(steps))

@@ -80,6 +80,18 @@ async def s4_workflow(i: int) -> int:
     return await bench_step(i)
 
 
+@workflow("s9_workflow")
+async def s9_workflow(tasks: int, steps: int, mode: str) -> int:
+    totals = [0] * tasks
+
+    async def task(i: int) -> None:
+        for j in range(steps):
+            totals[i] += await bench_step(i + j)
+
+    await asyncio.gather(*(task(i) for i in range(tasks)))
+    return sum(totals)
+
+
 @step("s5_step1")
 async def s5_step1(i: int) -> int:
     # Logs its own execution in a side table (a blocking insert, done in a worker thread), so
@@ -427,8 +439,27 @@ async def run_s8_wire(
     return metrics, common.cpu_record(window, n, "workflow"), environment(url, concurrency=1)
 
 
+async def run_s9(args: DriverArgs, url: str) -> tuple[dict[str, Any], Window, int]:
+    n, warmup = int(args.params["n"]), int(args.params["warmup"])
+    tasks, steps = int(args.params["tasks"]), int(args.params["steps_per_task"])
+    mode = str(args.params["mode"])
+    want = common.s9_expected(tasks, steps)
+    for _ in range(warmup):
+        await s9_workflow(tasks, steps, mode)
+    latencies = []
+    window = Window().start()
+    for _ in range(n):
+        t0 = time.perf_counter()
+        if await s9_workflow(tasks, steps, mode) != want:
+            raise RuntimeError("wrong result")
+        latencies.append(time.perf_counter() - t0)
+    window.stop()
+    return {**common.latency_metrics("latency", latencies), "mode": mode}, window, n
+
+
 RUNNERS = {
     "S1": run_s1,
+    "S9": run_s9,
     "S2": run_s2,
     "S3": run_s3,
     "S4": run_s4,

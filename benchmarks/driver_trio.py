@@ -49,6 +49,9 @@ class Bench:
         self.api: Any = importlib.import_module("dbos_trio")
         # --param X.pool_size=N sets both libraries' pools; otherwise each keeps its default.
         pool = {"max_connections": int(params["pool_size"])} if "pool_size" in params else {}
+        # S9-PLAIN: tasks of a plain Trio nursery take ids as they come, as upstream's do.
+        if params.get("mode") == "plain":
+            pool["unordered_tasks"] = "warn"
         self.config: Any = self.api.Config(
             app_name=common.APP_NAME, database_url=url, app_version=common.APP_VERSION, **pool
         )
@@ -92,6 +95,20 @@ class Bench:
         @self.workflow("s4_workflow")
         async def s4_workflow(i: int) -> int:
             return await bench_step(i)
+
+        @self.workflow("s9_workflow")
+        async def s9_workflow(tasks: int, steps: int, mode: str) -> int:
+            totals = [0] * tasks
+
+            async def task(i: int) -> None:
+                for j in range(steps):
+                    totals[i] += await bench_step(i + j)
+
+            opened = dbos.open_nursery() if mode == "nursery" else trio.open_nursery()
+            async with opened as nursery:
+                for i in range(tasks):
+                    nursery.start_soon(task, i)
+            return sum(totals)
 
         @self.step("s5_step1")
         async def s5_step1(i: int) -> int:
@@ -411,7 +428,34 @@ async def run_s8_wire(b: Bench, args: DriverArgs, url: str) -> tuple[dict[str, A
     return metrics, window, n
 
 
-RUNNERS = {"S1": run_s1, "S2": run_s2, "S3": run_s3, "S4": run_s4, "S6": run_s6, "S8": run_s8}
+async def run_s9(b: Bench, args: DriverArgs, url: str) -> tuple[dict[str, Any], Window, int]:
+    n, warmup = int(args.params["n"]), int(args.params["warmup"])
+    tasks, steps = int(args.params["tasks"]), int(args.params["steps_per_task"])
+    mode = str(args.params["mode"])
+    want = common.s9_expected(tasks, steps)
+    for _ in range(warmup):
+        await b.fn.s9_workflow(tasks, steps, mode)
+    latencies = []
+    window = Window().start()
+    for _ in range(n):
+        t0 = time.perf_counter()
+        if await b.fn.s9_workflow(tasks, steps, mode) != want:
+            raise RuntimeError("wrong result")
+        latencies.append(time.perf_counter() - t0)
+    window.stop()
+    metrics = {**common.latency_metrics("latency", latencies), "mode": mode}
+    return metrics, window, n
+
+
+RUNNERS = {
+    "S1": run_s1,
+    "S2": run_s2,
+    "S3": run_s3,
+    "S4": run_s4,
+    "S6": run_s6,
+    "S8": run_s8,
+    "S9": run_s9,
+}
 
 
 async def scenario(args: DriverArgs) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:

@@ -89,6 +89,16 @@ def first_completed(
 
 
 async def _race(slot: Slot | None, awaitables: list[Awaitable[Any]], timeout: float | None) -> Any:
+    try:
+        return await _decide(slot, awaitables, timeout)
+    finally:
+        for awaitable in awaitables:
+            _discard(awaitable)  # the ones never started (cancelled, crashed, replayed)
+
+
+async def _decide(
+    slot: Slot | None, awaitables: list[Awaitable[Any]], timeout: float | None
+) -> Any:
     if slot is not None:
         await slot.placed()
         recorded = slot.recorded()
@@ -123,9 +133,6 @@ async def _replay(slot: Slot, awaitables: list[Awaitable[Any]], done: Any) -> An
             f"workflow {slot.ctx.workflow_id} step {slot.function_id}: the race recorded "
             f"{done!r}, which does not fit the {len(awaitables)} awaitables it has now"
         )
-    for index, awaitable in enumerate(awaitables):
-        if index not in done:
-            _discard(awaitable)
     if not done:
         raise TimeoutError("first_completed: nothing finished within its timeout")
     return done[0], await awaitables[done[0]]
@@ -170,6 +177,6 @@ class _Finished:
 
 
 def _discard(awaitable: Awaitable[Any]) -> None:
-    """Never run: close a coroutine so it is not reported as never awaited."""
-    if inspect.iscoroutine(awaitable):
+    """Close a coroutine that never started, so it is not reported as never awaited."""
+    if inspect.iscoroutine(awaitable) and inspect.getcoroutinestate(awaitable) == "CORO_CREATED":
         awaitable.close()
