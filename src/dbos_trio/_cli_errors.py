@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 import traceback
 
-from ._errors import DBOSConfigError, DBOSException, DBOSInitializationError
+from ._errors import DBOSConfigError, DBOSException, DBOSInitializationError, DBOSPayloadError
 from ._errors import DBOSNonExistentWorkflowError as NotFound
 from ._redact import Scrubber
 from .sysdb.errors import DatabaseClosed, SystemDatabaseUnreachable, TransientDatabaseError
@@ -102,6 +102,11 @@ def describe(error: BaseException) -> str:
         return "interrupted"
     if isinstance(error, DBOSInitializationError):
         return error.detail
+    if isinstance(error, DBOSPayloadError) and "allow_pickle=False" in error.message:
+        return (
+            f"{error.message} — pass --allow-pickle to decode it, if you trust every writer "
+            "of this database"
+        )
     if isinstance(error, DBOSException):
         return error.message
     if isinstance(error, BaseExceptionGroup):

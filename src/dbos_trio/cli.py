@@ -157,6 +157,8 @@ def _client(args: argparse.Namespace) -> Client:
         schema=args.schema,
         use_listen_notify=False,
         database_retry_limit=CLI_RETRY_LIMIT_SECONDS,
+        # Reading a payload must not run code planted in the database, unless asked to.
+        allow_pickle=getattr(args, "allow_pickle", False),
     )
 
 
@@ -339,6 +341,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     common.add_argument("--schema", default="dbos", help="system schema (default: dbos)")
     common.add_argument("--json", action="store_true", help="print JSON")
+    common.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="decode py_pickle payloads (unpickling runs code of whoever wrote them: only "
+        "for a database whose every writer you trust)",
+    )
     # SUPPRESS: a subcommand's default must not undo a --debug given before it.
     common.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="print tracebacks"

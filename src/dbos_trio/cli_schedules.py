@@ -69,6 +69,7 @@ def _client(args: argparse.Namespace) -> Client:
         schema=args.schema,
         use_listen_notify=False,
         database_retry_limit=CLI_RETRY_LIMIT_SECONDS,
+        allow_pickle=getattr(args, "allow_pickle", False),
     )
 
 

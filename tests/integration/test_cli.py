@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import pickle
 import socket
 import subprocess
 import sys
@@ -16,6 +18,7 @@ import pytest
 from dbos_trio import DBOS, Config
 from dbos_trio._cli_errors import CLI_RETRY_LIMIT_SECONDS
 
+from support.backends import execute
 from support.pg_support import fresh_database
 
 
@@ -26,6 +29,37 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=60,
     )
+
+
+class Planted:
+    """Unpickling this creates a file: proof that a payload ran code."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return (open, (self.path, "w"))
+
+
+async def test_a_planted_pickle_runs_nothing_in_the_cli_without_allow_pickle(
+    system_database_url: str, tmp_path: Path
+) -> None:
+    migrated_url = system_database_url
+    marker = tmp_path / "ran"
+    payload = base64.b64encode(pickle.dumps(Planted(str(marker)))).decode()
+    await execute(
+        migrated_url,
+        "INSERT INTO {t}workflow_status (workflow_uuid, status, name, output, serialization, "
+        "created_at, updated_at) VALUES ('planted', 'SUCCESS', 'x', %s, 'py_pickle', 1, 1)",
+        payload,
+    )
+    shown = run_cli("workflow", "get", "planted", "-s", migrated_url, "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)[0]["output"] == payload  # shown as stored
+    assert run_cli("workflow", "list", "-s", migrated_url, "--json").returncode == 0
+    assert not marker.exists()
+    run_cli("workflow", "get", "planted", "-s", migrated_url, "--json", "--allow-pickle")
+    assert marker.exists()  # the flag does what it says
 
 
 def test_migrate_creates_a_schema_the_library_then_accepts(empty_database_url: str) -> None:
@@ -75,10 +109,14 @@ async def test_list_get_steps_fork_cancel_and_delete_show_and_change_stored_work
     table = run_cli("workflow", "list", "-s", url).stdout
     assert workflow_id in table and "SUCCESS" in table
 
+    # Pickled payloads are shown as stored unless --allow-pickle: decoding one runs code.
     got = json.loads(run_cli("workflow", "get", workflow_id, "-s", url, "--json").stdout)
+    assert pickle.loads(base64.b64decode(got[0]["output"])) == 12
+    trusted = ("-s", url, "--json", "--allow-pickle")
+    got = json.loads(run_cli("workflow", "get", workflow_id, *trusted).stdout)
     assert got[0]["output"] == 12
 
-    steps = json.loads(run_cli("workflow", "steps", workflow_id, "-s", url, "--json").stdout)
+    steps = json.loads(run_cli("workflow", "steps", workflow_id, *trusted).stdout)
     assert [(s["function_id"], s["output"]) for s in steps] == [(1, 6), (2, 12)]
 
     forked = run_cli("workflow", "fork", workflow_id, "--step", "2", "-s", url, "--json")
