@@ -43,8 +43,12 @@ async def test_list_get_pause_resume_trigger_backfill_and_delete_a_schedule(
             context={"to": "ops"},
             cron_timezone="Europe/Paris",
         )
-    [listed] = ok("schedule", "list", "-s", url, "--json")
+    [listed] = ok("schedule", "list", "-s", url, "--json", "--allow-pickle")
     assert listed["schedule_name"] == "nightly-report" and listed["context"] == {"to": "ops"}
+    [untrusted] = ok("schedule", "list", "-s", url, "--json")  # the pickle is not decoded
+    assert (
+        untrusted["schedule_name"] == "nightly-report" and untrusted["context"] != listed["context"]
+    )
     assert "Europe/Paris" in ok("schedule", "list", "-s", url)
     assert ok("schedule", "get", "nightly-report", "-s", url, "--json")[0]["status"] == "ACTIVE"
     ok("schedule", "pause", "nightly-report", "-s", url)

@@ -37,9 +37,8 @@ from dbos_trio.core.admission import QueueConfig, RateLimit
 from dbos_trio.sysdb.open import open_system_database
 from dbos_trio.sysdb.protocol import SystemDatabase
 from dbos_trio.sysdb.records import WorkflowFilters
-from dbos_trio.sysdb.wakeups import message_key
 
-from support.backends import backend_of, execute, query, status_row
+from support.backends import backend_of, execute, query, status_row, steps_of
 from support.sysdb_records import (
     APP,
     T0,
@@ -50,7 +49,7 @@ from support.sysdb_records import (
     step,
     workflow,
 )
-from support.time_fixtures import wait_for_waiter
+from support.waiting import wait_until
 
 
 @pytest.fixture
@@ -654,8 +653,13 @@ async def test_a_workflow_with_steps_messages_events_and_streams_ends_alike_on_b
             handle = await dbos.start_workflow(worker, 21)
         assert await dbos.get_event("both-1", "doubled", timeout_seconds=10) == 42
         assert [v async for v in dbos.read_stream("both-1", "numbers")] == [42]
-        # Sent once the workflow waits in recv, which then records its deadline (DBOS.sleep).
-        await wait_for_waiter(dbos, message_key("both-1", "go"))
+
+        # Sent once recv found nothing and recorded its deadline (DBOS.sleep): a message
+        # already there would be taken without one.
+        async def deadline_recorded() -> bool:
+            return "DBOS.sleep" in [row[1] for row in await steps_of(system_database_url, "both-1")]
+
+        await wait_until(deadline_recorded, timeout=20)
         await dbos.send("both-1", 100, "go")
         assert await handle.get_result() == 142
         steps = [s.function_name for s in await dbos.list_workflow_steps("both-1")]
