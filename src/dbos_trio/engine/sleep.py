@@ -29,7 +29,6 @@ from .._serialization import PORTABLE_JSON
 from . import checkpoint
 from .checkpoint import Slot
 from .context import current_step
-from .watch import ensure_still_ours
 
 SLEEP = "DBOS.sleep"
 # The latest wake time a checkpoint records (9999-12-31T23:59:59Z): an infinite wait is
@@ -100,5 +99,6 @@ async def _durable_sleep(slot: Slot, seconds: float) -> None:
     await clock.sleep_until(wake)
     # The one durable wait that ends without a fenced write: a cancel that landed while it
     # slept must stop the workflow here, before the next step's body starts.
-    with checkpoint.control_latch(slot.ctx):
-        await ensure_still_ours(slot.ctx)
+    ctx = slot.ctx
+    with checkpoint.control_latch(ctx):
+        await ctx.executor.sysdb.check_owner(ctx.workflow_id, ctx.owner_xid)

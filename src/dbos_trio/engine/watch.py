@@ -13,7 +13,7 @@ nothing — a long step, a plain ``trio.sleep`` between steps — so one read pe
 covers every workflow running here, whoever cancelled them. Cancels written by dbos_trio
 also NOTIFY (``dbos_trio_cancel_channel``; SQLite: peers in this process), which wakes the
 watcher at once; other writers are found by the poll. A durable sleep, the one wait that
-ends without a fenced write, looks at its row when it wakes (:func:`ensure_still_ours`).
+ends without a fenced write, looks at its row when it wakes (:mod:`.sleep`).
 """
 
 from __future__ import annotations
@@ -23,13 +23,11 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .._errors import DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError
 from ..core.statuses import CANCELLED
 from ..sysdb.errors import SystemDatabaseError
 from ..sysdb.wakeups import cancels_key
 
 if TYPE_CHECKING:
-    from .context import WorkflowContext
     from .executor import Executor
 
 logger = logging.getLogger("dbos_trio.workflow")
@@ -81,14 +79,3 @@ async def watch(
             except SystemDatabaseError as error:
                 # An outage is reported by the retrier; the next look tries again.
                 logger.debug("cancel watcher could not look (trying again): %s", error)
-
-
-async def ensure_still_ours(ctx: WorkflowContext) -> None:
-    """Raise if ``ctx``'s row was cancelled or re-owned while it waited: the next step must
-    not start. One read; used where a wait ends without a fenced write."""
-    lost = await ctx.executor.sysdb.lost_executions({ctx.workflow_id: ctx.owner_xid})
-    if ctx.workflow_id not in lost:
-        return
-    if lost[ctx.workflow_id] == CANCELLED:
-        raise DBOSWorkflowCancelledError(ctx.workflow_id)
-    raise DBOSWorkflowConflictIDError(ctx.workflow_id)

@@ -1,4 +1,5 @@
-"""Fencing writes the system database does not make: a datasource transaction's commit.
+"""Fencing what the system database does not write itself: a datasource transaction's
+commit, and a durable sleep's waking (the one wait no fenced write follows).
 
 Invariant: a write made elsewhere on behalf of a running workflow (the application
 database's transaction and its checkpoint row) commits only after this execution was seen
