@@ -41,7 +41,12 @@ from .core.admission import RateLimit
 from .datasource import TransactionConnection
 from .datasource.protocol import TransactionOutcomeUnknown
 from .engine.handle import WorkflowHandle
-from .engine.options import SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
+from .engine.options import (
+    SetEnqueueOptions,
+    SetWorkflowAttributes,
+    SetWorkflowID,
+    SetWorkflowTimeout,
+)
 from .engine.schedules import ClientScheduleInput, ScheduleInput, WorkflowSchedule
 from .engine.status import StepInfo, WorkflowStatus
 
@@ -88,6 +93,7 @@ __all__ = [
     "ScheduleInput",
     "Serializer",
     "SetEnqueueOptions",
+    "SetWorkflowAttributes",
     "SetWorkflowID",
     "SetWorkflowTimeout",
     "StepInfo",

@@ -213,11 +213,28 @@ class DBOSStepTimeoutError(DBOSException):
 class DBOSWorkflowIDInUseError(DBOSException):
     """A new workflow was asked for under an id another workflow already has."""
 
-    def __init__(self, workflow_id: str, detail: str | None = None) -> None:
+    def __init__(
+        self,
+        workflow_id: str,
+        detail: str | None = None,
+        *,
+        workflow_status: str | None = None,
+        workflow_name: str | None = None,
+    ) -> None:
         self.workflow_id = workflow_id
         self.detail = detail
-        suffix = f": {detail}" if detail else ""
-        super().__init__(f"Workflow ID {workflow_id} is already in use{suffix}", 27)
+        # As dbos 3.4 names them (not ``status``: a portable error's code field).
+        self.workflow_status = workflow_status
+        self.workflow_name = workflow_name
+        if workflow_status is not None:
+            message = (
+                f"Workflow ID {workflow_id} is already in use by workflow {workflow_name} "
+                f"with status {workflow_status}."
+            )
+        else:
+            suffix = f": {detail}" if detail else ""
+            message = f"Workflow ID {workflow_id} is already in use{suffix}"
+        super().__init__(message, 27)
 
 
 class DBOSPayloadError(DBOSException, TypeError, ValueError):

@@ -9,19 +9,21 @@ concurrency, management — each a module of this package; :class:`DBOS` is all 
 
 from __future__ import annotations
 
+from .admin import Admin
 from .concurrency import Concurrency
 from .datasources import Datasource, Datasources
 from .debouncing import Debouncer, Debouncing
 from .durable import Durable
 from .lifecycle import Lifecycle
-from .management import Management
+from .listing import Listing
 from .registration import Registration, StepDecorator
 from .schedules import Schedules
 
 
 class DBOS(
-    Registration, Lifecycle, Durable, Concurrency, Management, Schedules, Debouncing, Datasources
-):
+    Registration, Lifecycle, Durable, Concurrency, Admin, Listing, Schedules, Debouncing,
+    Datasources,
+):  # fmt: skip
     """Registers workflows and steps, and runs them once launched.
 
     ``DBOS(Config(app_name="orders", ...))`` connects nothing; ``async with

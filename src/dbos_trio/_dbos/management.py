@@ -17,6 +17,7 @@ from ..core.filters import normalize_filters
 from ..engine import fork, management, queues
 from ..engine.checkpoint import as_step
 from ..engine.handle import WorkflowHandle, handle_for
+from ..engine.options import take_assigned_id
 from ..engine.status import StepInfo, WorkflowStatus, step_info, workflow_status
 from ..sysdb.records import WorkflowFilters
 from .base import DBOSBase
@@ -66,12 +67,6 @@ class Management(DBOSBase):
         executor = self._require_executor("delete_queue")
         await executor.sysdb.delete_queue(name)
 
-    def list_queued_workflows(self, **filters: Any) -> Coroutine[Any, Any, list[WorkflowStatus]]:
-        """Queued workflows (DELAYED, ENQUEUED, PENDING on a queue) unless filtered otherwise."""
-        filters.setdefault("status", ["DELAYED", "ENQUEUED", "PENDING"])
-        filters["queues_only"] = True
-        return self._list_workflows("list_queued_workflows", "DBOS.listQueuedWorkflows", filters)
-
     # --- introspection -----------------------------------------------------------------
 
     def get_workflow_status(self, workflow_id: str) -> Coroutine[Any, Any, WorkflowStatus | None]:
@@ -85,21 +80,32 @@ class Management(DBOSBase):
 
         return as_step("DBOS.getStatus", read)
 
-    def list_workflow_steps(self, workflow_id: str) -> Coroutine[Any, Any, list[StepInfo]]:
-        """The workflow's recorded steps, in step-id order."""
+    def list_workflow_steps(
+        self,
+        workflow_id: str,
+        *,
+        load_output: bool = True,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> Coroutine[Any, Any, list[StepInfo]]:
+        """The workflow's recorded steps, in step-id order (``limit``/``offset`` page
+        them; ``load_output=False`` leaves outputs and errors undecoded, as None)."""
         validate.text(workflow_id, "workflow_id")
+        validate.boolean(load_output, "load_output")
+        validate.optional_integer(limit, "limit", low=0)
+        validate.optional_integer(offset, "offset", low=0)
         executor = self._require_executor("list_workflow_steps")
 
         async def read() -> list[StepInfo]:
-            steps = await executor.sysdb.list_steps(workflow_id)
-            return [step_info(executor.codec, workflow_id, step) for step in steps]
+            steps = await executor.sysdb.list_steps(workflow_id, limit=limit, offset=offset)
+            return [
+                step_info(executor.codec, workflow_id, step, load_output=load_output)
+                for step in steps
+            ]
 
         return as_step("DBOS.listWorkflowSteps", read)
 
-    def list_workflows(self, **filters: Any) -> Coroutine[Any, Any, list[WorkflowStatus]]:
-        """This application's workflows (and unclaimed ones) matching the ``dbos`` 3.4
-        filters, oldest first; an unknown filter raises :class:`DBOSException`."""
-        return self._list_workflows("list_workflows", "DBOS.listWorkflows", filters)
+    # list_workflows and list_queued_workflows, with their typed filters: _dbos/listing.py
 
     def _list_workflows(
         self, operation: str, step_name: str, filters: dict[str, Any]
@@ -156,13 +162,23 @@ class Management(DBOSBase):
         *,
         application_version: str | None = None,
         queue_name: str | None = None,
+        queue_partition_key: str | None = None,
+        timeout_seconds: float | None = None,
+        replacement_children: dict[str, str] | None = None,
     ) -> Coroutine[Any, Any, WorkflowHandle[Any]]:
-        """A new workflow that replays the steps before ``start_step`` and re-runs the rest."""
+        """A new workflow that replays the steps before ``start_step`` and re-runs the rest,
+        on ``queue_name`` (and ``queue_partition_key``) with a ``timeout_seconds`` timeout;
+        its copied checkpoints refer to ``replacement_children[id]`` instead of child ``id``."""
         validate.text(workflow_id, "workflow_id")
         validate.integer(start_step, "start_step", low=1, high=validate.INT32_MAX)
         validate.optional_text(application_version, "application_version")
         validate.optional_text(queue_name, "queue_name")
+        validate.optional_text(queue_partition_key, "queue_partition_key")
+        validate.optional_seconds(timeout_seconds, "timeout_seconds", positive=True)
+        replacements = fork.check_replacement_children(replacement_children)
         executor = self._require_executor("fork_workflow")
+        # The id and the timeout are the caller's at the call, like any start's.
+        forked_id = take_assigned_id()
 
         async def create() -> str:
             return await fork.fork_workflow(
@@ -171,6 +187,10 @@ class Management(DBOSBase):
                 start_step,
                 application_version=application_version,
                 queue_name=queue_name,
+                queue_partition_key=queue_partition_key,
+                replacement_children=replacements,
+                forked_id=forked_id,
+                timeout_seconds=timeout_seconds,
             )
 
         checkpointed = as_step("DBOS.forkWorkflow", create)

@@ -13,14 +13,16 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from .._errors import DBOSArgumentTypeError, DBOSException
+from ..core import attributes as attributes_rules
 from ..core import validate
 from ..core.units import timeout_ms
 from ..engine import waits
 from ..engine.messages import send_message
+from ..engine.options import StartExtras
 from ..engine.queues import insert_queued
 from ..engine.rows import Placement, Writer, new_row
 from ..engine.sleep import check_seconds
-from ..engine.start import check_same_workflow
+from ..engine.start import check_reuse, check_same_workflow
 from ..engine.streams import is_end
 from ..sysdb.wakeups import stream_key
 from .base import ClientBase, ClientWorkflowHandle
@@ -87,6 +89,7 @@ class ClientMessaging(ClientBase):
             authenticated_roles=json.dumps(list(options.authenticated_roles))
             if options.authenticated_roles
             else None,
+            attributes=attributes_rules.optional(options.attributes, "EnqueueOptions.attributes"),
         )
         init = await insert_queued(runtime, new, None, options.duplication_policy)
         if isinstance(init, str):
@@ -94,6 +97,7 @@ class ClientMessaging(ClientBase):
         check_same_workflow(
             workflow_id, init, options.workflow_name, options.class_name, options.instance_name
         )
+        check_reuse(workflow_id, init, StartExtras(reuse_policy=options.workflow_id_reuse_policy))
         if not init.created and (init.queue_name or None) != options.queue_name:
             logger.warning(
                 "Workflow already exists in queue: %s, but the provided queue name is: %s. "

@@ -13,6 +13,7 @@ import attrs
 
 from .._errors import DBOSArgumentTypeError, DBOSInvalidArgumentError
 from .._serialization import PICKLE, PORTABLE_JSON, Codec
+from ..core import attributes as attributes_rules
 from ..core import validate
 
 # Priorities as dbos 3.4 bounds them (0, the default, means "no priority").
@@ -83,6 +84,11 @@ class EnqueueOptions:
     application_name: str | None = attrs.field(default=None, validator=_optional_text)
     authenticated_user: str | None = attrs.field(default=None, validator=_optional_text)
     authenticated_roles: tuple[str, ...] | None = attrs.field(default=None, converter=_roles)
+    # Stored in workflow_status.attributes (see SetWorkflowAttributes).
+    attributes: dict[str, Any] | None = None
+    # "reject": an existing workflow_id raises DBOSWorkflowIDInUseError instead of
+    # returning that workflow's handle.
+    workflow_id_reuse_policy: DuplicationPolicy | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.duplication_policy not in (None, "reject", "return-existing"):
@@ -109,6 +115,12 @@ class EnqueueOptions:
         if self.serialization not in (None, "portable", "native"):
             raise DBOSInvalidArgumentError(
                 f"serialization must be 'portable', 'native' or None, not {self.serialization!r}"
+            )
+        attributes_rules.optional(self.attributes, "EnqueueOptions.attributes")
+        if self.workflow_id_reuse_policy not in (None, "reject", "return-existing"):
+            raise DBOSInvalidArgumentError(
+                f"Invalid workflow_id_reuse_policy {self.workflow_id_reuse_policy}. "
+                "Must be either 'return-existing' or 'reject'."
             )
         if self.workflow_timeout is not None and self.workflow_timeout <= 0:
             raise DBOSInvalidArgumentError(

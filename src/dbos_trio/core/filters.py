@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from .._errors import DBOSArgumentTypeError, DBOSInvalidArgumentError
+from . import attributes as attributes_rules
 from . import validate
 from .statuses import ALL_STATUSES
 
@@ -50,6 +51,7 @@ DIRECT_FILTERS = frozenset(
         "queues_only",
         "was_forked_from",
         "has_parent",
+        "is_fork",
     }
 )
 
@@ -96,6 +98,8 @@ def normalize_filters(filters: Mapping[str, Any]) -> dict[str, Any]:
             normalized[TIME_FILTERS[key]] = epoch_ms(value, key)
         elif key in ("limit", "offset"):
             normalized[key] = validate.integer(value, key, low=0, high=2**62)
+        elif key == "attributes":
+            normalized[key] = attributes_rules.encode(value, key)
         elif key == "workflow_id_prefix":
             normalized[key] = validate.text(value, key)
         elif key in DIRECT_FILTERS:

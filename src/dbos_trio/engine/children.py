@@ -31,6 +31,7 @@ from ..sysdb.wakeups import queue_key
 from . import checkpoint
 from .checkpoint import Slot
 from .execute import execute
+from .options import StartExtras, start_extras
 from .outcomes import raise_or_return, wait_for_outcome
 from .start import (
     ExecutionPlan,
@@ -59,8 +60,9 @@ def call(
     """A direct call (see the module docs); the ids are taken now, at the call."""
     reject_enqueue_only_options()
     start_slot, assigned = reserve_child(registered, ids=2)
+    extras = start_extras(assigned)
     result_slot = None if start_slot is None else start_slot.following(GET_RESULT)
-    return _call(executor, registered, args, kwargs, start_slot, result_slot, assigned)
+    return _call(executor, registered, args, kwargs, start_slot, result_slot, assigned, extras)
 
 
 async def _call(
@@ -71,6 +73,7 @@ async def _call(
     start_slot: Slot | None,
     result_slot: Slot | None,
     assigned: str | None,
+    extras: StartExtras,
 ) -> Any:
     workflow_id = await child_workflow_id(start_slot, assigned)
     if result_slot is not None:
@@ -78,7 +81,7 @@ async def _call(
         if recorded is not None:
             return checkpoint.replay_value(executor, recorded)
     started = await start(
-        executor, registered, args, kwargs, slot=start_slot, workflow_id=workflow_id
+        executor, registered, args, kwargs, slot=start_slot, workflow_id=workflow_id, extras=extras
     )
     if started.plan is None:
         if result_slot is not None:

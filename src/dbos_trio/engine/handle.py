@@ -17,6 +17,7 @@ from . import checkpoint
 from .checkpoint import Slot
 from .children import GET_RESULT, get_result_in_workflow
 from .execute import run_detached
+from .options import StartExtras, start_extras
 from .outcomes import raise_or_return, wait_for_outcome
 from .start import child_workflow_id, reject_enqueue_only_options, reserve_child, start
 from .status import WorkflowStatus, workflow_status
@@ -109,7 +110,8 @@ def start_workflow(
     """
     reject_enqueue_only_options()
     slot, assigned = reserve_child(registered)
-    return _start(executor, registered, args, kwargs, slot, assigned)
+    extras = start_extras(assigned)
+    return _start(executor, registered, args, kwargs, slot, assigned, extras)
 
 
 async def _start(
@@ -119,9 +121,12 @@ async def _start(
     kwargs: dict[str, Any],
     slot: Slot | None,
     assigned: str | None,
+    extras: StartExtras,
 ) -> WorkflowHandle[Any]:
     workflow_id = await child_workflow_id(slot, assigned)
-    started = await start(executor, registered, args, kwargs, slot=slot, workflow_id=workflow_id)
+    started = await start(
+        executor, registered, args, kwargs, slot=slot, workflow_id=workflow_id, extras=extras
+    )
     if started.plan is None:
         return handle_for(executor, started.workflow_id)
     execution = executor.begin_local(started.workflow_id, started.plan.owner_xid)

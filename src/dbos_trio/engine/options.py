@@ -1,5 +1,5 @@
 """The caller's options for the next start: ``SetWorkflowID``, ``SetWorkflowTimeout``,
-``SetEnqueueOptions``.
+``SetEnqueueOptions``, ``SetWorkflowAttributes``.
 
 Plain ``with`` blocks over contextvars, so they follow Trio tasks the way users expect:
 inherited by tasks spawned inside them, and cleared inside a workflow body
@@ -18,6 +18,7 @@ from typing import Any, Literal
 import attrs
 
 from .._errors import DBOSInvalidArgumentError
+from ..core import attributes as attributes_rules
 from ..core import validate
 
 logger = logging.getLogger("dbos_trio")
@@ -25,10 +26,14 @@ logger = logging.getLogger("dbos_trio")
 MAX_PRIORITY = 2_147_483_647
 
 
+ReusePolicy = Literal["reject", "return-existing"]
+
+
 @attrs.define(eq=False)
 class _AssignedId:
     workflow_id: str
     used: bool = False
+    reuse_policy: ReusePolicy | None = None
 
 
 _assigned_id: contextvars.ContextVar[_AssignedId | None] = contextvars.ContextVar(
@@ -58,20 +63,74 @@ class EnqueueOptions:
 _enqueue_options: contextvars.ContextVar[EnqueueOptions | None] = contextvars.ContextVar(
     "dbos_trio_enqueue_options", default=None
 )
+# JSON text of the attributes for workflows started in the block (None: none).
+_attributes: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "dbos_trio_attributes", default=None
+)
+
+
+def check_reuse_policy(policy: Any, argument: str) -> ReusePolicy | None:
+    if policy not in (None, "reject", "return-existing"):
+        raise DBOSInvalidArgumentError(
+            f"Invalid workflow_id_reuse_policy {policy!r}. "
+            "Must be either 'return-existing' or 'reject'."
+        )
+    return policy  # type: ignore[no-any-return]
 
 
 @contextmanager
-def SetWorkflowID(workflow_id: str) -> Iterator[None]:
+def SetWorkflowID(
+    workflow_id: str, *, workflow_id_reuse_policy: ReusePolicy | None = None
+) -> Iterator[None]:
     """The first workflow started in this block takes ``workflow_id`` (checked at once:
-    :class:`~dbos_trio.DBOSInvalidArgumentError` for an empty, NUL-bearing or too long id)."""
+    :class:`~dbos_trio.DBOSInvalidArgumentError` for an empty, NUL-bearing or too long id).
+
+    With ``workflow_id_reuse_policy="reject"`` that start raises
+    :class:`~dbos_trio.DBOSWorkflowIDInUseError` if a workflow with the id exists already
+    (the default, ``"return-existing"``, joins it)."""
     if isinstance(workflow_id, str) and workflow_id and not workflow_id.strip():
         raise DBOSInvalidArgumentError("SetWorkflowID: workflow_id must not be blank")
     validate.text(workflow_id, "SetWorkflowID: workflow_id")
-    token = _assigned_id.set(_AssignedId(workflow_id))
+    policy = check_reuse_policy(workflow_id_reuse_policy, "workflow_id_reuse_policy")
+    token = _assigned_id.set(_AssignedId(workflow_id, reuse_policy=policy))
     try:
         yield
     finally:
         _assigned_id.reset(token)
+
+
+@contextmanager
+def SetWorkflowAttributes(attributes: dict[str, Any] | None) -> Iterator[None]:
+    """Workflows started in this block store ``attributes`` (a dict of JSON values) in
+    their row's ``attributes`` column, where ``list_workflows(attributes=...)`` finds
+    them. Checked at once (a non-JSON value raises
+    :class:`~dbos_trio.DBOSArgumentTypeError`); None clears attributes set by an
+    enclosing block. Not inherited by the children those workflows start."""
+    encoded = attributes_rules.optional(attributes, "SetWorkflowAttributes: attributes")
+    token = _attributes.set(encoded)
+    try:
+        yield
+    finally:
+        _attributes.reset(token)
+
+
+@attrs.frozen
+class StartExtras:
+    """Options read at the call for one start, beside its id: the id's reuse policy and
+    the ``SetWorkflowAttributes`` in force (JSON text)."""
+
+    reuse_policy: ReusePolicy | None = None
+    attributes: str | None = None
+
+
+def start_extras(assigned: str | None) -> StartExtras:
+    """The extras of a start that just took ``assigned`` (its ``SetWorkflowID`` id, or
+    None); call it synchronously right after :func:`take_assigned_id`."""
+    current = _assigned_id.get()
+    policy = None
+    if assigned is not None and current is not None and current.workflow_id == assigned:
+        policy = current.reuse_policy
+    return StartExtras(reuse_policy=policy, attributes=_attributes.get())
 
 
 def take_assigned_id() -> str | None:
@@ -158,6 +217,7 @@ def options_cleared() -> Iterator[None]:
         (_assigned_id, _assigned_id.set(None)),
         (_timeout, _timeout.set(None)),
         (_enqueue_options, _enqueue_options.set(None)),
+        (_attributes, _attributes.set(None)),
     ]
     try:
         yield

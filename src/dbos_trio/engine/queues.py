@@ -19,10 +19,11 @@ from ..sysdb.wakeups import queue_key
 from . import checkpoint
 from .checkpoint import Slot
 from .handle import WorkflowHandle, handle_for
-from .options import EnqueueOptions, enqueue_options
+from .options import EnqueueOptions, StartExtras, enqueue_options, start_extras
 from .rows import Placement, new_row
 from .start import (
     call_shape,
+    check_reuse,
     check_same_workflow,
     child_workflow_id,
     encode_inputs,
@@ -78,7 +79,8 @@ def enqueue(
     options = enqueue_options()
     check_enqueue(queue_name, config, options)
     slot, assigned = reserve_child(registered)
-    return _enqueue(executor, queue_name, registered, args, kwargs, options, slot, assigned)
+    extras = start_extras(assigned)
+    return _enqueue(executor, queue_name, registered, args, kwargs, options, slot, assigned, extras)
 
 
 async def _enqueue(
@@ -90,6 +92,7 @@ async def _enqueue(
     options: EnqueueOptions,
     slot: Slot | None,
     assigned: str | None,
+    extras: StartExtras,
 ) -> WorkflowHandle[Any]:
     workflow_id = await child_workflow_id(slot, assigned)
     if slot is not None:
@@ -122,6 +125,7 @@ async def _enqueue(
         timeout_ms=timeout_ms,
         deadline_epoch_ms=deadline_ms,
         parent_workflow_id=None if parent is None else parent.workflow_id,
+        attributes=extras.attributes,
     )
     link = None if slot is None else parent_step(slot, now)
     try:
@@ -137,6 +141,7 @@ async def _enqueue(
     if isinstance(init, str):
         return handle_for(executor, init)
     check_same_workflow(workflow_id, init, registered.name, shape.class_name, shape.config_name)
+    check_reuse(workflow_id, init, extras)
     executor.wakeups.wake(queue_key(queue_name))
     return handle_for(executor, workflow_id)
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._errors import DBOSConflictingWorkflowError, DBOSException
+from .._errors import DBOSConflictingWorkflowError, DBOSException, DBOSWorkflowIDInUseError
 from .._registry import DBOSConfiguredInstance, RegisteredWorkflow, member_kind
 from .._serialization import PICKLE, PORTABLE_JSON
 from ..core.units import timeout_ms as to_timeout_ms
@@ -29,7 +29,7 @@ from ..sysdb.records import InitResult, ParentStep, RecordedStep
 from . import checkpoint
 from .checkpoint import Slot
 from .context import WorkflowContext, current_step, current_workflow
-from .options import enqueue_options, take_assigned_id, timeout_option
+from .options import StartExtras, enqueue_options, take_assigned_id, timeout_option
 from .rows import Writer, new_row
 
 if TYPE_CHECKING:
@@ -221,6 +221,15 @@ def check_same_workflow(
             )
 
 
+def check_reuse(workflow_id: str, init: InitResult, extras: StartExtras) -> None:
+    """Under ``workflow_id_reuse_policy="reject"``, refuse an id another start made
+    (a retried insert of our own row comes back created, by its creator token)."""
+    if not init.created and extras.reuse_policy == "reject":
+        raise DBOSWorkflowIDInUseError(
+            workflow_id, workflow_status=init.status, workflow_name=init.name
+        )
+
+
 def parent_step(slot: Slot, now_ms: int) -> ParentStep:
     """The parent's checkpoint for a child's start, written with the child's row."""
     return ParentStep(
@@ -241,12 +250,14 @@ async def start(
     *,
     slot: Slot | None,
     workflow_id: str,
+    extras: StartExtras | None = None,
 ) -> Started:
     """Create (or find) the row of a direct start; return a plan if this call runs it.
 
     ``slot`` is the parent's checkpoint for the start (None at top level) and
     ``workflow_id`` the id resolved for it (:func:`child_workflow_id`).
     """
+    extras = extras or StartExtras()
     shape = call_shape(registered, args)
     parent = None if slot is None else slot.ctx
     if slot is not None:
@@ -274,6 +285,7 @@ async def start(
         timeout_ms=timeout_ms,
         deadline_epoch_ms=deadline_ms,
         parent_workflow_id=None if parent is None else parent.workflow_id,
+        attributes=extras.attributes,
     )
     link = None if slot is None else parent_step(slot, now)
     # Until its execution is registered (begin_local), a new PENDING row of this executor
@@ -291,6 +303,7 @@ async def start(
     if not init.created:
         executor.starting.discard(workflow_id)
     check_same_workflow(workflow_id, init, registered.name, shape.class_name, shape.config_name)
+    check_reuse(workflow_id, init, extras)
     if not init.created:
         logger.debug("workflow %s exists (%s): not running it again", workflow_id, init.status)
         return Started(workflow_id, None, init)

@@ -272,9 +272,12 @@ class SystemDatabase(Protocol):
         timeout_ms: int | None,
         application_name: str | None,
         now_ms: int,
+        replacement_children: str | None = None,
     ) -> bool:
         """Create ``forked_id`` from ``original_id``'s row and checkpoints before ``start_step``
-        (one transaction); False if the original does not exist."""
+        (one transaction); False if the original does not exist. ``replacement_children``
+        (JSON text of ``{child id: replacement id}``) renames the children the copied
+        checkpoints refer to."""
 
     # --- schedules and debouncing (sql/schedules.py, sql/debounce.py) ------------------
 
@@ -310,6 +313,29 @@ class SystemDatabase(Protocol):
         inputs, or report who holds the key; one transaction. With ``caller``, fenced by its
         owner token and recorded as its ``DBOS.debounce_delayed_workflow`` checkpoint in the
         same transaction (a checkpoint already there is returned instead)."""
+
+    # --- attributes and rewind (sql/attributes.py, sql/rewind.py) -----------------------
+
+    async def update_workflow_attributes(
+        self, workflow_id: str, attributes: str | None, *, merge: bool, now_ms: int
+    ) -> bool:
+        """Replace the workflow's attributes (JSON text; None clears them) or, with
+        ``merge``, add their top-level keys to the stored ones; False: no such workflow."""
+
+    async def rewind_workflow(
+        self,
+        workflow_id: str,
+        start_step: int,
+        *,
+        application_version: str | None,
+        queue_name: str | None,
+        queue_partition_key: str | None,
+        now_ms: int,
+    ) -> None:
+        """Discard a terminal workflow's history from ``start_step`` on and re-enqueue it
+        (one transaction). A missing workflow raises
+        :class:`~dbos_trio._errors.DBOSNonExistentWorkflowError`, an active one (or one
+        whose status changed meanwhile) :class:`~dbos_trio._errors.DBOSException`."""
 
     # --- fencing writes made elsewhere ---------------------------------------------------
 

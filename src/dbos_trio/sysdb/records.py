@@ -52,6 +52,9 @@ class NewWorkflow:
     schedule_name: str | None = None
     is_debounced: bool = False
     debounce_deadline_epoch_ms: int | None = None
+    # User attributes (``SetWorkflowAttributes``), as JSON text; stored as JSONB on
+    # PostgreSQL, as TEXT on SQLite.
+    attributes: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -150,6 +153,8 @@ class WorkflowRow:
     completed_at: int | None
     owner_xid: str | None = None
     schedule_name: str | None = None
+    # A dict as PostgreSQL's driver decodes JSONB, JSON text as SQLite stores it.
+    attributes: Any = None
 
 
 @attrs.frozen(kw_only=True)
@@ -179,6 +184,9 @@ class WorkflowFilters:
     queues_only: bool = False
     was_forked_from: bool | None = None
     has_parent: bool | None = None
+    is_fork: bool | None = None  # forked_from set (True) or not (False)
+    # JSON text of an object: rows whose attributes contain it (see sql/listing.py).
+    attributes: str | None = None
     limit: int | None = None
     offset: int | None = None
     sort_desc: bool = False

@@ -52,16 +52,21 @@ NEW_WORKFLOW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("schedule_name", "schedule_name"),
     ("is_debounced", "is_debounced"),
     ("debounce_deadline_epoch_ms", "debounce_deadline_epoch_ms"),
+    ("attributes", "attributes"),
 )
 
 
-def new_workflow_placeholders(parameter: str) -> dict[str, str]:
+def new_workflow_placeholders(
+    parameter: str, casts: dict[str, str] | None = None
+) -> dict[str, str]:
     """``{new_workflow_columns}`` and ``{new_workflow_values}`` for a statement file whose
-    parameters are written ``parameter.format(name)``."""
+    parameters are written ``parameter.format(name)`` (followed by ``casts[name]``, e.g.
+    ``::jsonb``, where a text parameter must become another type)."""
+    casts = casts or {}
     return {
         "new_workflow_columns": ", ".join(column for column, _ in NEW_WORKFLOW_COLUMNS),
         "new_workflow_values": ", ".join(
-            parameter.format(name) for _, name in NEW_WORKFLOW_COLUMNS
+            parameter.format(name) + casts.get(name, "") for _, name in NEW_WORKFLOW_COLUMNS
         ),
     }
 
@@ -96,6 +101,7 @@ def new_workflow_params(new: NewWorkflow, parent: ParentStep | None) -> dict[str
         "schedule_name": new.schedule_name,
         "is_debounced": new.is_debounced,
         "debounce_deadline_epoch_ms": new.debounce_deadline_epoch_ms,
+        "attributes": new.attributes,
         "inputs": new.inputs,
     }
     if parent is not None:

@@ -91,7 +91,7 @@ def _values(schema: str) -> dict[str, Value]:
         "schema": quote_identifier(schema).replace("%", "%%"),
         "now_ms": "(EXTRACT(epoch FROM now()) * 1000)::bigint",
         "in": lambda parameter: f"= ANY(%({parameter})s)",
-        **new_workflow_placeholders("%({})s"),
+        **new_workflow_placeholders("%({})s", {"attributes": "::jsonb"}),
     }
 
 
@@ -386,6 +386,10 @@ class PostgresListing:
 
     def boolean(self, value: bool) -> Any:
         return value
+
+    def attributes_contain(self, column: str, attributes: str) -> tuple[str, list[Any]]:
+        # JSONB containment, served by the GIN index of migration 40.
+        return f"{column} @> %s::jsonb", [attributes]
 
     def paging(self, limit: int | None, offset: int | None) -> tuple[str, list[Any]]:
         clause, params = "", []

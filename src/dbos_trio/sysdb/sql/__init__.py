@@ -8,11 +8,13 @@ how it wakes other processes, and how it elects the timeout sweeper.
 
 from __future__ import annotations
 
+from .attributes import AttributeOperations
 from .debounce import DebounceOperations
 from .fencing import FencingOperations
 from .management import ManagementOperations
 from .messages import MessageOperations
 from .queues import QueueOperations
+from .rewind import RewindOperations
 from .schedules import ScheduleOperations
 from .workflows import WorkflowOperations
 
@@ -20,6 +22,7 @@ from .workflows import WorkflowOperations
 class SQLSystemDatabase(
     WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations,
     ScheduleOperations, DebounceOperations, FencingOperations,
+    AttributeOperations, RewindOperations,
 ):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 

@@ -46,6 +46,7 @@ WORKFLOW_FIELDS = [
     "completed_at",
     "owner_xid",
     "schedule_name",
+    "attributes",
 ]
 _WAS_FORKED_FROM = WORKFLOW_FIELDS.index("was_forked_from")
 
@@ -57,7 +58,7 @@ _COLUMNS = (
     "ws.queue_name, ws.workflow_timeout_ms, ws.workflow_deadline_epoch_ms, "
     "ws.started_at_epoch_ms, ws.deduplication_id, ws.priority, ws.queue_partition_key, "
     "ws.forked_from, ws.was_forked_from, ws.parent_workflow_id, ws.delay_until_epoch_ms, "
-    "ws.completed_at, ws.owner_xid, ws.schedule_name"
+    "ws.completed_at, ws.owner_xid, ws.schedule_name, ws.attributes"
 )
 
 
@@ -82,6 +83,9 @@ class ListingDialect(Protocol):
     def boolean(self, value: bool) -> Any: ...
 
     def paging(self, limit: int | None, offset: int | None) -> tuple[str, list[Any]]: ...
+
+    def attributes_contain(self, column: str, attributes: str) -> tuple[str, list[Any]]:
+        """Rows whose attributes (a JSON object) contain the JSON object ``attributes``."""
 
 
 def list_workflows_query(f: WorkflowFilters, dialect: ListingDialect) -> tuple[str, list[Any]]:
@@ -130,6 +134,11 @@ def list_workflows_query(f: WorkflowFilters, dialect: ListingDialect) -> tuple[s
         add("ws.queue_name IS NOT NULL")
     if f.was_forked_from is not None:
         add(f"ws.was_forked_from = {p}", dialect.boolean(f.was_forked_from))
+    if f.is_fork is not None:
+        add(f"ws.forked_from IS {'NOT ' if f.is_fork else ''}NULL")
+    if f.attributes is not None:
+        condition, condition_params = dialect.attributes_contain("ws.attributes", f.attributes)
+        add(condition, *condition_params)
     if f.has_parent is not None:
         add(f"ws.parent_workflow_id IS {'NOT ' if f.has_parent else ''}NULL")
     columns = _COLUMNS.format(

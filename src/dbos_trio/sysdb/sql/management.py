@@ -70,8 +70,10 @@ class ManagementOperations(SQLBackendBase):
         timeout_ms: int | None,
         application_name: str | None,
         now_ms: int,
+        replacement_children: str | None = None,
     ) -> bool:
         params = {
+            "replacement_children": replacement_children,
             "original_id": original_id,
             "forked_id": forked_id,
             "start_step": start_step,

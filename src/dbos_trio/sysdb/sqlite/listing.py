@@ -3,6 +3,12 @@
 Lists are JSON arrays unpacked with ``json_each``; the id prefix is matched
 case-sensitively with ``substr`` (SQLite's LIKE ignores ASCII case, PostgreSQL's does
 not); booleans are stored as 0/1; an OFFSET without a LIMIT needs ``LIMIT -1``.
+
+Attribute containment (PostgreSQL's JSONB ``@>``) is spelled with ``json_each`` over the
+stored TEXT, one ``EXISTS`` per top-level key of the filter: a scalar matches a stored
+scalar of the same JSON kind and value (numbers compare as numbers, so 1 matches 1.0 as
+in JSONB); a nested object or array must equal the stored one (PostgreSQL would match
+a stored superset of it too — the one documented difference, see docs/surface.md).
 """
 
 from __future__ import annotations
@@ -24,6 +30,32 @@ class SQLiteListing:
 
     def boolean(self, value: bool) -> Any:
         return 1 if value else 0
+
+    def attributes_contain(self, column: str, attributes: str) -> tuple[str, list[Any]]:
+        wanted: dict[str, Any] = json.loads(attributes)
+        if not wanted:
+            return f"{column} IS NOT NULL", []  # every object contains the empty one
+        conditions: list[str] = []
+        params: list[Any] = []
+        for key, value in wanted.items():
+            match = f"EXISTS (SELECT 1 FROM json_each({column}) AS a WHERE a.key = ? AND "
+            if value is None:
+                conditions.append(match + "a.type = 'null')")
+                params.append(key)
+            elif isinstance(value, bool):
+                conditions.append(match + "a.type = ?)")
+                params.extend([key, "true" if value else "false"])
+            elif isinstance(value, int | float):
+                conditions.append(match + "a.type IN ('integer', 'real') AND a.atom = ?)")
+                params.extend([key, value])
+            elif isinstance(value, str):
+                conditions.append(match + "a.type = 'text' AND a.atom = ?)")
+                params.extend([key, value])
+            else:
+                conditions.append(match + "a.type = ? AND json(a.value) = json(?))")
+                kind = "object" if isinstance(value, dict) else "array"
+                params.extend([key, kind, json.dumps(value, separators=(",", ":"))])
+        return "(" + " AND ".join(conditions) + ")", params
 
     def paging(self, limit: int | None, offset: int | None) -> tuple[str, list[Any]]:
         if limit is None and offset is None:

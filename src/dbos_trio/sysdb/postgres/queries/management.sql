@@ -55,7 +55,10 @@ WITH original AS (
         workflow_uuid, function_id, function_name, output, error, child_workflow_id,
         started_at_epoch_ms, completed_at_epoch_ms, serialization, application_name
     )
-    SELECT %(forked_id)s, function_id, function_name, output, error, child_workflow_id,
+    SELECT %(forked_id)s, function_id, function_name, output, error,
+           -- replacement_children: {original child id: the id the fork uses instead}
+           COALESCE((SELECT r.value FROM jsonb_each_text(%(replacement_children)s::jsonb) AS r
+                     WHERE r.key = child_workflow_id), child_workflow_id),
            started_at_epoch_ms, completed_at_epoch_ms, serialization, (SELECT owner FROM original)
     FROM {schema}.operation_outputs
     WHERE workflow_uuid = %(original_id)s AND function_id < %(start_step)s

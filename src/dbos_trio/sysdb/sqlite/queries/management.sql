@@ -40,7 +40,10 @@ INSERT INTO operation_outputs (
     started_at_epoch_ms, completed_at_epoch_ms, serialization, application_name,
     retention_timestamp
 )
-SELECT :forked_id, function_id, function_name, output, error, child_workflow_id,
+SELECT :forked_id, function_id, function_name, output, error,
+       -- replacement_children: {original child id: the id the fork uses instead}
+       COALESCE((SELECT r.value FROM json_each(:replacement_children) AS r
+                 WHERE r.key = child_workflow_id), child_workflow_id),
        started_at_epoch_ms, completed_at_epoch_ms, serialization,
        (SELECT application_name FROM workflow_status WHERE workflow_uuid = :forked_id), :now
 FROM operation_outputs
