@@ -26,6 +26,7 @@ Invariants, and why:
 
 from __future__ import annotations
 
+from .admin import ClientAdmin
 from .base import ClientWorkflowHandle
 from .debouncing import ClientDebouncer, ClientDebouncing
 from .management import ClientManagement
@@ -34,7 +35,7 @@ from .options import EnqueueOptions
 from .schedules import ClientSchedules
 
 
-class Client(ClientMessaging, ClientManagement, ClientSchedules, ClientDebouncing):
+class Client(ClientMessaging, ClientManagement, ClientSchedules, ClientDebouncing, ClientAdmin):
     """A connection to a system database for enqueueing, messaging and managing workflows.
 
     ``async with Client(url, app_name="orders") as client:`` connects, verifies the schema

@@ -108,16 +108,19 @@ class ClientManagement(ClientBase):
         queue_name: str | None = None,
         queue_partition_key: str | None = None,
         timeout_seconds: float | None = None,
+        replacement_children: dict[str, str] | None = None,
     ) -> ClientWorkflowHandle[Any]:
         """A new workflow that replays ``workflow_id``'s steps before ``start_step`` and
         re-runs the rest, enqueued on ``queue_name`` (default: the internal queue). Its id
-        comes from an enclosing ``SetWorkflowID``, else it is fresh."""
+        comes from an enclosing ``SetWorkflowID``, else it is fresh; its copied checkpoints
+        refer to ``replacement_children[id]`` instead of each child ``id``."""
         validate.text(workflow_id, "workflow_id")
         validate.integer(start_step, "start_step", low=1, high=validate.INT32_MAX)
         validate.optional_text(application_version, "application_version")
         validate.optional_text(queue_name, "queue_name")
         validate.optional_text(queue_partition_key, "queue_partition_key")
         validate.optional_seconds(timeout_seconds, "timeout_seconds", positive=True)
+        replacements = fork.check_replacement_children(replacement_children)
         runtime = self._require("fork_workflow")
         with SetWorkflowTimeout(timeout_seconds):
             forked_id = await fork.fork_workflow(
@@ -127,6 +130,7 @@ class ClientManagement(ClientBase):
                 application_version=application_version,
                 queue_name=queue_name,
                 queue_partition_key=queue_partition_key,
+                replacement_children=replacements,
             )
         return self._handle(forked_id)
 
