@@ -40,6 +40,7 @@ from .client import Client, ClientDebouncer, ClientWorkflowHandle, EnqueueOption
 from .core.admission import RateLimit
 from .datasource import TransactionConnection
 from .datasource.protocol import TransactionOutcomeUnknown
+from .engine.bulk import SendMessage
 from .engine.handle import WorkflowHandle
 from .engine.options import (
     SetEnqueueOptions,
@@ -91,6 +92,7 @@ __all__ = [
     "Queue",
     "RateLimit",
     "ScheduleInput",
+    "SendMessage",
     "Serializer",
     "SetEnqueueOptions",
     "SetWorkflowAttributes",

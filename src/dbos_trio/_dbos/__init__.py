@@ -17,12 +17,13 @@ from .durable import Durable
 from .lifecycle import Lifecycle
 from .listing import Listing
 from .registration import Registration, StepDecorator
+from .results import Results
 from .schedules import Schedules
 
 
 class DBOS(
     Registration, Lifecycle, Durable, Concurrency, Admin, Listing, Schedules, Debouncing,
-    Datasources,
+    Datasources, Results,
 ):  # fmt: skip
     """Registers workflows and steps, and runs them once launched.
 

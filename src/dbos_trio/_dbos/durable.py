@@ -8,12 +8,12 @@ concurrent calls from one body are numbered in call order.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from .._errors import DBOSNonExistentWorkflowError
 from .._registry import resolve_workflow
 from ..core import validate
-from ..engine import events, messages, sleep, streams
+from ..engine import bulk, events, messages, sleep, streams
 from ..engine.context import current_step, current_workflow
 from ..engine.handle import WorkflowHandle, handle_for, start_workflow, wait_first
 from .base import DBOSBase
@@ -79,10 +79,24 @@ class Durable(DBOSBase):
         topic: str | None = None,
         *,
         idempotency_key: str | None = None,
+        serialization: Literal["portable", "native"] | None = None,
+        send_to_forks: bool = False,
     ) -> Coroutine[Any, Any, None]:
-        """Send ``message`` to a workflow; a missing destination raises."""
+        """Send ``message`` to a workflow (and, with ``send_to_forks``, to every workflow
+        forked from it, recursively, in the same transaction); a missing destination raises.
+        ``serialization`` picks the stored format (default: the sending workflow's)."""
         executor = self._require_executor("send")
-        return messages.send(executor, destination_id, message, topic, idempotency_key)
+        if serialization is None and not send_to_forks:
+            return messages.send(executor, destination_id, message, topic, idempotency_key)
+        return bulk.send_one(
+            executor,
+            destination_id,
+            message,
+            topic,
+            idempotency_key,
+            serialization=serialization,
+            send_to_forks=send_to_forks,
+        )
 
     def recv(
         self, topic: str | None = None, timeout_seconds: float = 60
@@ -113,7 +127,16 @@ class Durable(DBOSBase):
         self._require_executor("close_stream")
         return streams.close_stream(key)
 
-    def read_stream(self, workflow_id: str, key: str) -> AsyncIterator[Any]:
-        """``async for value in dbos.read_stream(id, key)``: values in order until the end."""
+    def read_stream(
+        self,
+        workflow_id: str,
+        key: str,
+        *,
+        offset: int = 0,
+        timeout_seconds: float | None = None,
+    ) -> AsyncIterator[Any]:
+        """``async for value in dbos.read_stream(id, key)``: values in order from
+        ``offset`` until the end; waiting longer than ``timeout_seconds`` for one value
+        raises :class:`~dbos_trio.DBOSStreamTimeoutError`."""
         executor = self._require_executor("read_stream")
-        return streams.read_stream(executor, workflow_id, key)
+        return streams.read_stream(executor, workflow_id, key, offset, timeout_seconds)

@@ -69,12 +69,19 @@ def is_end(value: str | None, fmt: str | None) -> bool:
 
 
 async def read_stream(
-    executor: Executor, workflow_id: str, key: str, offset: int = 0
+    executor: Executor,
+    workflow_id: str,
+    key: str,
+    offset: int = 0,
+    timeout_seconds: float | None = None,
 ) -> AsyncIterator[Any]:
-    """Yield the stream's values in order until it is closed, or drained after its writer ended."""
+    """Yield the stream's values in order until it is closed, or drained after its writer
+    ended; waiting longer than ``timeout_seconds`` for one value raises
+    :class:`~dbos_trio.DBOSStreamTimeoutError` (a timeout is not checkpointed)."""
     validate.text(workflow_id, "workflow_id")
     validate.text(key, "key")
     validate.integer(offset, "offset", low=0)
+    validate.optional_seconds(timeout_seconds, "timeout_seconds")
     codec = executor.codec
     buffered: list[Payload] = []
     with executor.wakeups.subscribe(stream_key(workflow_id, key)) as wakeup:
@@ -91,7 +98,9 @@ async def read_stream(
                     continue
             started = executor.clock.now_ms()
             if not buffered:
-                buffered = await next_stream_values(executor, wakeup, workflow_id, key, offset)
+                buffered = await next_stream_values(
+                    executor, wakeup, workflow_id, key, offset, timeout_seconds=timeout_seconds
+                )
                 if not buffered:
                     buffered = [_END]  # drained after the writer ended
             value, fmt = buffered.pop(0)

@@ -30,6 +30,7 @@ from .records import (
     InitResult,
     NewWorkflow,
     Outcome,
+    OutgoingMessage,
     ParentStep,
     RecordedStep,
     ScheduleFilters,
@@ -336,6 +337,24 @@ class SystemDatabase(Protocol):
         (one transaction). A missing workflow raises
         :class:`~dbos_trio._errors.DBOSNonExistentWorkflowError`, an active one (or one
         whose status changed meanwhile) :class:`~dbos_trio._errors.DBOSException`."""
+
+    async def send_bulk(
+        self,
+        messages: list[OutgoingMessage],
+        *,
+        now_ms: int,
+        caller: Caller | None,
+        step_name: str,
+    ) -> None:
+        """Insert every message (each at most once per id) and the caller's ``step_name``
+        checkpoint in one transaction; a missing destination raises
+        :class:`~dbos_trio._errors.DBOSNonExistentWorkflowError` and sends none."""
+
+    async def list_forks(self, workflow_ids: list[str]) -> list[str]:
+        """Ids of the workflows forked directly from one of ``workflow_ids``."""
+
+    async def get_all_events(self, workflow_id: str) -> list[tuple[str, str, str | None]]:
+        """(key, value, serialization) of every event of the workflow, by key."""
 
     # --- fencing writes made elsewhere ---------------------------------------------------
 

@@ -343,3 +343,14 @@ class BounceResult:
             holder_workflow_name=recorded.get("holder_workflow_name"),
             holder_application_name=recorded.get("holder_application_name"),
         )
+
+
+@attrs.frozen(kw_only=True)
+class OutgoingMessage:
+    """One message of a bulk send: already serialized, with its (idempotent) id."""
+
+    destination_id: str
+    topic: str
+    message: str
+    serialization: str | None
+    message_uuid: str

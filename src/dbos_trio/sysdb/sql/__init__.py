@@ -9,6 +9,7 @@ how it wakes other processes, and how it elects the timeout sweeper.
 from __future__ import annotations
 
 from .attributes import AttributeOperations
+from .bulk import BulkOperations
 from .debounce import DebounceOperations
 from .fencing import FencingOperations
 from .management import ManagementOperations
@@ -22,7 +23,7 @@ from .workflows import WorkflowOperations
 class SQLSystemDatabase(
     WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations,
     ScheduleOperations, DebounceOperations, FencingOperations,
-    AttributeOperations, RewindOperations,
+    AttributeOperations, RewindOperations, BulkOperations,
 ):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 

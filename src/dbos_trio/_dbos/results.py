@@ -1,0 +1,82 @@
+"""Bulk sends, all events, one stream value and a result by id, as methods of ``DBOS``.
+
+From a workflow body each is one checkpoint with the name dbos 3.4 records
+(``DBOS.send_bulk``, ``DBOS.get_events``, ``DBOS.readStreamOffset``, ``DBOS.getResult``),
+its step id taken at the call; arguments are checked at the call, before anything is
+written or read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine, Sequence
+from typing import Any, Literal
+
+import trio
+
+from .._errors import DBOSException
+from ..core import validate
+from ..engine import bulk, results
+from ..engine.bulk import SendMessage
+from ..engine.context import current_workflow
+from ..engine.handle import handle_for
+from .base import DBOSBase
+
+
+class Results(DBOSBase):
+    def send_bulk(
+        self,
+        messages: Sequence[SendMessage],
+        *,
+        serialization: Literal["portable", "native"] | None = None,
+    ) -> Coroutine[Any, Any, None]:
+        """Send every message in one transaction: all are delivered or none (a missing
+        destination raises :class:`~dbos_trio.DBOSNonExistentWorkflowError` and sends
+        nothing). Two messages with the same idempotency key and destination raise at
+        the call. Cancelled while it runs: it committed whole or not at all."""
+        executor = self._require_executor("send_bulk")
+        return bulk.send_bulk(executor, messages, serialization=serialization)
+
+    def get_all_events(self, workflow_id: str) -> Coroutine[Any, Any, dict[str, Any]]:
+        """Every event the workflow published, at its latest value (``{}`` if none)."""
+        executor = self._require_executor("get_all_events")
+        return results.get_all_events(executor, workflow_id)
+
+    def read_stream_offset(
+        self,
+        workflow_id: str,
+        key: str,
+        offset: int,
+        *,
+        timeout_seconds: float | None = None,
+    ) -> Coroutine[Any, Any, Any]:
+        """The one value at ``offset`` of the workflow's stream ``key``, waiting for it.
+
+        Raises :class:`~dbos_trio.DBOSStreamTimeoutError` if the stream is closed (or
+        its writer finished) before that offset, or nothing arrives within
+        ``timeout_seconds``; :class:`~dbos_trio.DBOSNonExistentWorkflowError` for a
+        missing workflow."""
+        executor = self._require_executor("read_stream_offset")
+        return results.read_stream_offset(executor, workflow_id, key, offset, timeout_seconds)
+
+    async def get_result(self, workflow_id: str, *, timeout: float | None = None) -> Any:
+        """Wait for the workflow to finish; return its result or raise its error (as its
+        handle's ``get_result`` does: a ``DBOS.getResult`` checkpoint from a body).
+
+        With ``timeout`` (seconds; outside a workflow body only, where the wait is not
+        checkpointed), waiting longer raises :class:`TimeoutError`; the workflow goes on.
+        A missing workflow raises :class:`~dbos_trio.DBOSNonExistentWorkflowError`."""
+        validate.text(workflow_id, "workflow_id")
+        validate.optional_seconds(timeout, "timeout")
+        executor = self._require_executor("get_result")
+        handle = handle_for(executor, workflow_id)
+        if timeout is None:
+            return await handle.get_result()
+        if current_workflow.get() is not None:
+            raise DBOSException(
+                "get_result(timeout=...) cannot be used in a workflow body (a timed-out wait "
+                "cannot be replayed); use dbos.first_completed with a timeout instead"
+            )
+        # Only reads run under this deadline: cancelling one changes nothing.
+        with trio.move_on_after(timeout):
+            return await handle.get_result()
+        raise TimeoutError(f"workflow {workflow_id} did not finish within {timeout} seconds")
