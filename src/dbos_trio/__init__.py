@@ -51,6 +51,7 @@ from .engine.options import (
 )
 from .engine.schedules import ClientScheduleInput, ScheduleInput, WorkflowSchedule
 from .engine.status import StepInfo, WorkflowStatus
+from .engine.step_status import StepStatus
 
 __all__ = [
     "DBOS",
@@ -101,6 +102,7 @@ __all__ = [
     "SetWorkflowID",
     "SetWorkflowTimeout",
     "StepInfo",
+    "StepStatus",
     "SystemDatabaseError",
     "TransactionConnection",
     "TransactionOutcomeUnknown",

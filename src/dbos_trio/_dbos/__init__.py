@@ -19,11 +19,12 @@ from .listing import Listing
 from .registration import Registration, StepDecorator
 from .results import Results
 from .schedules import Schedules
+from .steps import Steps
 
 
 class DBOS(
     Registration, Lifecycle, Durable, Concurrency, Admin, Listing, Schedules, Debouncing,
-    Datasources, Results,
+    Datasources, Results, Steps,
 ):  # fmt: skip
     """Registers workflows and steps, and runs them once launched.
 

@@ -13,7 +13,7 @@ from .._queue import Queue
 from .._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
 from ..core import validate
 from ..core.admission import QueueConfig, RateLimit, validate_queue
-from ..core.retry import RetryPolicy
+from ..core.retry import MAX_RETRY_INTERVAL_SECONDS, RetryPolicy
 from ..engine import children
 from ..engine.step import StepOptions, run_step
 from .base import DBOSBase
@@ -100,12 +100,16 @@ class Registration(DBOSBase):
         backoff_rate: float = 2.0,
         should_retry: Callable[[BaseException], bool] | None = None,
         timeout_seconds: float | None = None,
+        max_interval_seconds: float = MAX_RETRY_INTERVAL_SECONDS,
     ) -> StepDecorator:
         """Make a function a checkpointed step (``async def`` in-task, ``def`` in a thread).
 
         Inside a workflow a step runs once and its value or final error is checkpointed;
         cancellation while it runs records nothing (a later execution runs it again).
-        Outside a workflow, and inside another step, it is a plain call.
+        Outside a workflow, and inside another step, it is a plain call. With
+        ``retries_allowed`` a failed attempt is logged at INFO with its number and retried
+        after ``interval_seconds * backoff_rate ** attempt``, at most
+        ``max_interval_seconds``.
         """
         validate.optional_text(name, "step name")
         validate.boolean(retries_allowed, "retries_allowed")
@@ -116,7 +120,10 @@ class Registration(DBOSBase):
         validate.optional_seconds(timeout_seconds, "timeout_seconds", positive=True)
         if should_retry is not None and not callable(should_retry):
             raise DBOSArgumentTypeError(f"should_retry must be callable, not {should_retry!r}")
-        policy = RetryPolicy(retries_allowed, max_attempts, interval_seconds, backoff_rate)
+        validate.seconds(max_interval_seconds, "max_interval_seconds")
+        policy = RetryPolicy(
+            retries_allowed, max_attempts, interval_seconds, backoff_rate, max_interval_seconds
+        )
         self._registry.check_registration_allowed("a step")
 
         def decorate(func: Callable[P, Any]) -> Callable[P, Coroutine[Any, Any, Any]]:

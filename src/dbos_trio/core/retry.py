@@ -1,8 +1,8 @@
 """Step retry arithmetic: how many attempts, and how long to wait between them.
 
 Pure logic (no Trio, no database) so the schedule is unit-tested on its own: attempt ``i``
-(0-based) that fails is followed by a wait of ``interval * backoff_rate ** i``, capped at an
-hour, and there is no wait after the last attempt.
+(0-based) that fails is followed by a wait of ``interval * backoff_rate ** i``, capped at
+``max_interval_seconds`` (at most an hour), and there is no wait after the last attempt.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ class RetryPolicy:
     max_attempts: int
     interval_seconds: float
     backoff_rate: float
+    max_interval_seconds: float = MAX_RETRY_INTERVAL_SECONDS
 
     @property
     def attempts(self) -> int:
@@ -25,7 +26,8 @@ class RetryPolicy:
 
     def delay_after(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (0-based)."""
-        return min(self.interval_seconds * self.backoff_rate**attempt, MAX_RETRY_INTERVAL_SECONDS)
+        cap = min(self.max_interval_seconds, MAX_RETRY_INTERVAL_SECONDS)
+        return min(self.interval_seconds * self.backoff_rate ** min(attempt, 1024), cap)
 
     def schedule(self) -> list[float]:
         """Every wait between attempts, in order (one fewer than the attempts)."""

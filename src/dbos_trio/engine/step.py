@@ -17,6 +17,7 @@ Invariants, and why:
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -33,6 +34,9 @@ from ..sysdb.errors import is_control
 from . import checkpoint
 from .checkpoint import Slot
 from .context import StepContext, current_step, workflow_outside_steps
+from .step_status import StepStatus, step_status_set
+
+logger = logging.getLogger("dbos_trio.step")
 
 
 @attrs.frozen
@@ -61,7 +65,12 @@ async def _attempt(
 
 
 async def _with_retries(
-    options: StepOptions, func: Callable[..., Any], is_async: bool, args: Any, kwargs: Any
+    options: StepOptions,
+    func: Callable[..., Any],
+    is_async: bool,
+    args: Any,
+    kwargs: Any,
+    step_id: int = 0,
 ) -> Any:
     policy = options.retry
     if not policy.retries_allowed:
@@ -69,7 +78,8 @@ async def _with_retries(
     errors: list[BaseException] = []
     for attempt in range(policy.attempts):
         try:
-            return await _attempt(options, func, is_async, args, kwargs)
+            with step_status_set(StepStatus(step_id, attempt, policy.attempts)):
+                return await _attempt(options, func, is_async, args, kwargs)
         except Exception as error:
             if is_control(error):
                 raise
@@ -77,7 +87,18 @@ async def _with_retries(
             if options.should_retry is not None and not options.should_retry(error):
                 raise
             if attempt + 1 < policy.attempts:
-                await trio.sleep(policy.delay_after(attempt))
+                delay = policy.delay_after(attempt)
+                # INFO, not WARNING: a retry is the policy working; exhaustion raises.
+                logger.info(
+                    "Step %s failed (attempt %d of %d): %s: %s; retrying in %.3g s",
+                    options.name,
+                    attempt + 1,
+                    policy.attempts,
+                    type(error).__name__,
+                    error,
+                    delay,
+                )
+                await trio.sleep(delay)
     raise DBOSMaxStepRetriesExceeded(options.name, policy.attempts, errors)
 
 
@@ -121,9 +142,13 @@ async def _checkpointed(
         token = current_step.set(StepContext(slot.ctx, slot.function_id))
         try:
             if is_async and options.timeout_seconds is None and not options.retry.retries_allowed:
-                value = await func(*args, **kwargs)  # what _with_retries comes down to
+                with step_status_set(StepStatus(slot.function_id, None, None)):
+                    value = await func(*args, **kwargs)  # what _with_retries comes down to
+            elif not options.retry.retries_allowed:
+                with step_status_set(StepStatus(slot.function_id, None, None)):
+                    value = await _with_retries(options, func, is_async, args, kwargs)
             else:
-                value = await _with_retries(options, func, is_async, args, kwargs)
+                value = await _with_retries(options, func, is_async, args, kwargs, slot.function_id)
         finally:
             current_step.reset(token)
         return value
