@@ -14,6 +14,7 @@ from .concurrency import Concurrency
 from .datasources import Datasource, Datasources
 from .debouncing import Debouncer, Debouncing
 from .durable import Durable
+from .enqueue import Enqueue
 from .lifecycle import Lifecycle
 from .listing import Listing
 from .registration import Registration, StepDecorator
@@ -24,7 +25,7 @@ from .steps import Steps
 
 class DBOS(
     Registration, Lifecycle, Durable, Concurrency, Admin, Listing, Schedules, Debouncing,
-    Datasources, Results, Steps,
+    Datasources, Results, Steps, Enqueue,
 ):  # fmt: skip
     """Registers workflows and steps, and runs them once launched.
 

@@ -1,0 +1,174 @@
+"""Enqueueing a workflow by name from inside the application (``dbos.enqueue``).
+
+The row is the one a client would write for the same options — the function named by
+``workflow_name`` (and class/instance names), which may be registered only in another
+process — except that it belongs to this application and, from a workflow body, is this
+workflow's child: its start is a checkpoint of the parent, written in the same
+transaction as the row, its step id taken at the call. Options left unset fall back to the
+``SetWorkflowID`` / ``SetWorkflowTimeout`` / ``SetEnqueueOptions`` /
+``SetWorkflowAttributes`` in force, except the application version, which stays unset so
+the latest version runs it (as dbos 3.4 does).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .._errors import DBOSException, DBOSQueueDeduplicatedError
+from .._serialization import PORTABLE_JSON
+from ..core.admission import QueueConfig
+from ..core.units import timeout_ms as to_timeout_ms
+from ..sysdb.wakeups import queue_key
+from . import checkpoint
+from .checkpoint import Slot
+from .context import current_step, current_workflow
+from .handle import WorkflowHandle, handle_for
+from .options import EnqueueOptions, StartExtras, enqueue_options, start_extras, take_assigned_id
+from .queues import check_enqueue, insert_queued
+from .rows import Placement, Writer, new_row
+from .start import check_reuse, check_same_workflow, child_workflow_id, parent_step, start_timeout
+
+if TYPE_CHECKING:
+    from .executor import Executor
+
+
+@attrs.frozen(kw_only=True)
+class NamedEnqueue:
+    """What to enqueue: the target by name, its queue, and the options the caller set
+    (None: fall back to the ambient context managers)."""
+
+    workflow_name: str
+    queue_name: str
+    class_name: str | None = None
+    config_name: str | None = None
+    workflow_id: str | None = None
+    workflow_timeout: float | None = None
+    placement: EnqueueOptions = attrs.field(factory=EnqueueOptions)
+    app_version: str | None = None
+    fmt: str | None = None  # the stored format; None: the parent's if portable, else default
+    attributes: str | None = None
+    reuse_policy: str | None = None
+    application_name: str | None = None
+    authenticated_user: str | None = None
+    authenticated_roles: tuple[str, ...] | None = None
+
+
+def _merged(own: EnqueueOptions, ambient: EnqueueOptions) -> EnqueueOptions:
+    return EnqueueOptions(
+        deduplication_id=own.deduplication_id or ambient.deduplication_id,
+        priority=own.priority if own.priority is not None else ambient.priority,
+        app_version=None,  # never the ambient one: the latest version runs it
+        queue_partition_key=own.queue_partition_key or ambient.queue_partition_key,
+        delay_seconds=own.delay_seconds if own.delay_seconds is not None else ambient.delay_seconds,
+        duplication_policy=own.duplication_policy or ambient.duplication_policy,
+    )
+
+
+def enqueue_named(
+    executor: Executor, request: NamedEnqueue, args: tuple[Any, ...], kwargs: dict[str, Any],
+    *, config: QueueConfig | None,
+) -> Coroutine[Any, Any, WorkflowHandle[Any]]:  # fmt: skip
+    """Write the queued row; not async: options, id and step id are taken now."""
+    if current_step.get() is not None:
+        raise DBOSException(
+            f"cannot enqueue workflow {request.workflow_name} from inside a step: enqueue it "
+            "from the workflow body"
+        )
+    options = _merged(request.placement, enqueue_options())
+    check_enqueue(request.queue_name, config, options)
+    parent = current_workflow.get()
+    slot = None if parent is None else checkpoint.reserve_in(parent, request.workflow_name)
+    assigned = request.workflow_id or take_assigned_id()
+    ambient = start_extras(assigned)
+    extras = StartExtras(
+        reuse_policy=request.reuse_policy or ambient.reuse_policy,  # type: ignore[arg-type]
+        attributes=request.attributes if request.attributes is not None else ambient.attributes,
+    )
+    timeout = start_timeout(executor, parent, queued=True)
+    if request.workflow_timeout is not None:
+        timeout = (to_timeout_ms(request.workflow_timeout), None)
+    return _enqueue(executor, request, args, kwargs, options, slot, assigned, extras, timeout)
+
+
+async def _enqueue(
+    executor: Executor,
+    request: NamedEnqueue,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    options: EnqueueOptions,
+    slot: Slot | None,
+    assigned: str | None,
+    extras: StartExtras,
+    timeout: tuple[int | None, int | None],
+) -> WorkflowHandle[Any]:
+    workflow_id = await child_workflow_id(slot, assigned)
+    if slot is not None:
+        recorded = slot.recorded()
+        if recorded is not None:
+            checkpoint.replay_value(executor, recorded)  # re-raises a recorded error
+            return handle_for(executor, recorded.child_workflow_id or workflow_id)
+    parent = None if slot is None else slot.ctx
+    fmt = request.fmt
+    if fmt is None:
+        portable_parent = parent is not None and parent.serialization == PORTABLE_JSON
+        fmt = PORTABLE_JSON if portable_parent else executor.codec.default_format
+    try:
+        inputs = executor.codec.encode_inputs(args, kwargs, fmt)
+    except Exception as error:
+        raise DBOSException(
+            f"cannot serialize the arguments of workflow {request.workflow_name} as {fmt}: {error}"
+        ) from error
+    now = executor.clock.now_ms()
+    new = new_row(
+        workflow_id=workflow_id,
+        name=request.workflow_name,
+        class_name=request.class_name,
+        config_name=request.config_name,
+        inputs=inputs,
+        serialization=fmt,
+        now_ms=now,
+        writer=Writer(
+            executor_id=None,
+            application_version=request.app_version,
+            application_id=executor.identity.application_id,
+            application_name=request.application_name or executor.app_name,
+        ),
+        placement=Placement(
+            queue_name=request.queue_name,
+            deduplication_id=options.deduplication_id,
+            priority=options.priority,
+            partition_key=options.queue_partition_key,
+            delay_seconds=options.delay_seconds,
+        ),
+        timeout_ms=timeout[0],
+        deadline_epoch_ms=timeout[1],
+        parent_workflow_id=None if parent is None else parent.workflow_id,
+        authenticated_user=request.authenticated_user,
+        authenticated_roles=json.dumps(list(request.authenticated_roles))
+        if request.authenticated_roles
+        else None,
+        attributes=extras.attributes,
+    )
+    link = None if slot is None else parent_step(slot, now)
+    try:
+        if slot is None:
+            init = await insert_queued(executor, new, link, options.duplication_policy)
+        else:
+            with checkpoint.control_latch(slot.ctx):
+                init = await insert_queued(executor, new, link, options.duplication_policy)
+    except DBOSQueueDeduplicatedError as duplicate:
+        if slot is not None:
+            await checkpoint.record_error(slot, duplicate, started_at_ms=now)
+        raise
+    if isinstance(init, str):
+        return handle_for(executor, init)
+    check_same_workflow(
+        workflow_id, init, request.workflow_name, request.class_name, request.config_name
+    )
+    check_reuse(workflow_id, init, extras)
+    executor.wakeups.wake(queue_key(request.queue_name))
+    return handle_for(executor, workflow_id)
