@@ -172,3 +172,34 @@ async def test_waits_with_a_timeout_give_up_and_get_result_by_id_returns_the_out
         assert await dbos.get_result("slow-1", timeout=5) == "done now"
         with pytest.raises(DBOSNonExistentWorkflowError):
             await dbos.get_result("no-such-workflow")
+
+
+async def test_set_event_and_write_stream_store_the_format_asked_for(
+    make_dbos: MakeDBOS, dbos_url: str
+) -> None:
+    dbos = make_dbos()
+
+    @dbos.workflow()
+    async def writer() -> None:
+        await dbos.set_event("e", {"v": 1}, serialization="portable")
+        await dbos.set_event("d", 2)
+        await dbos.write_stream("s", [1, 2], serialization="portable")
+        await dbos.write_stream("s", 3)
+
+    async with dbos.launched():
+        with SetWorkflowID("fmt-1"):
+            await writer()
+        assert await dbos.get_all_events("fmt-1") == {"d": 2, "e": {"v": 1}}
+        assert [v async for v in dbos.read_stream("fmt-1", "s")] == [[1, 2], 3]
+    events = await query(
+        dbos_url,
+        "SELECT key, serialization FROM {t}workflow_events WHERE workflow_uuid = %s ORDER BY key",
+        "fmt-1",
+    )
+    assert events == [("d", "py_pickle"), ("e", "portable_json")]
+    stream = await query(
+        dbos_url,
+        'SELECT serialization FROM {t}streams WHERE workflow_uuid = %s ORDER BY "offset"',
+        "fmt-1",
+    )
+    assert [s[0] for s in stream] == ["portable_json", "py_pickle"]

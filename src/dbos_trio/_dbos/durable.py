@@ -105,10 +105,14 @@ class Durable(DBOSBase):
         self._require_executor("recv")
         return messages.recv(topic, timeout_seconds)
 
-    def set_event(self, key: str, value: Any) -> Coroutine[Any, Any, None]:
-        """Publish ``key = value`` for the running workflow (from its body or a step)."""
-        self._require_executor("set_event")
-        return events.set_event(key, value)
+    def set_event(
+        self, key: str, value: Any, *, serialization: Literal["portable", "native"] | None = None
+    ) -> Coroutine[Any, Any, None]:
+        """Publish ``key = value`` for the running workflow (from its body or a step);
+        ``serialization`` picks the stored format (default: the workflow's)."""
+        executor = self._require_executor("set_event")
+        fmt = None if serialization is None else bulk.chosen_format(executor, serialization, "")
+        return events.set_event(key, value, fmt)
 
     def get_event(
         self, workflow_id: str, key: str, timeout_seconds: float = 60
@@ -117,10 +121,14 @@ class Durable(DBOSBase):
         executor = self._require_executor("get_event")
         return events.get_event(executor, workflow_id, key, timeout_seconds)
 
-    def write_stream(self, key: str, value: Any) -> Coroutine[Any, Any, None]:
-        """Append ``value`` to the running workflow's stream ``key`` (body or step)."""
-        self._require_executor("write_stream")
-        return streams.write_stream(key, value)
+    def write_stream(
+        self, key: str, value: Any, *, serialization: Literal["portable", "native"] | None = None
+    ) -> Coroutine[Any, Any, None]:
+        """Append ``value`` to the running workflow's stream ``key`` (body or step);
+        ``serialization`` picks the stored format (default: the workflow's)."""
+        executor = self._require_executor("write_stream")
+        fmt = None if serialization is None else bulk.chosen_format(executor, serialization, "")
+        return streams.write_stream(key, value, fmt)
 
     def close_stream(self, key: str) -> Coroutine[Any, Any, None]:
         """Close the running workflow's stream ``key``: readers stop after its last value."""

@@ -48,14 +48,16 @@ def writer_slot(
     return None, step.workflow, lambda: inside
 
 
-def set_event(key: str, value: Any) -> Coroutine[Any, Any, None]:
-    """Publish ``key = value``; from a body the ``DBOS.setEvent`` step id is taken now."""
+def set_event(key: str, value: Any, fmt: str | None = None) -> Coroutine[Any, Any, None]:
+    """Publish ``key = value`` (stored in ``fmt``, default the workflow's format); from a
+    body the ``DBOS.setEvent`` step id is taken now."""
     validate.text(key, "key")
     slot, ctx, caller = writer_slot(SET_EVENT, "set_event()")
+    chosen = fmt
 
     async def publish() -> None:
         executor = ctx.executor
-        fmt = ctx.serialization
+        fmt = chosen or ctx.serialization
         encoded = encode_payload(executor, value, fmt, "event value")
         await executor.sysdb.set_event(caller(), key, encoded, fmt, executor.clock.now_ms())
 

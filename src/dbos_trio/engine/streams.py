@@ -38,13 +38,16 @@ CLOSED_MARKER = json.dumps(STREAM_CLOSED)
 _END: Payload = (CLOSED_MARKER, PORTABLE_JSON)  # how a stream's end is stored
 
 
-def _append(value: Any, key: str, *, step_name: str, closing: bool) -> Coroutine[Any, Any, None]:
+def _append(
+    value: Any, key: str, *, step_name: str, closing: bool, fmt: str | None = None
+) -> Coroutine[Any, Any, None]:
     validate.text(key, "key")
     slot, ctx, caller = writer_slot(step_name, step_name)
+    chosen = fmt
 
     async def append() -> None:
         executor = ctx.executor
-        fmt = PORTABLE_JSON if closing else ctx.serialization
+        fmt = PORTABLE_JSON if closing else chosen or ctx.serialization
         encoded = CLOSED_MARKER if closing else encode_payload(executor, value, fmt, "stream value")
         await executor.sysdb.write_stream(
             caller(), key, encoded, fmt, executor.clock.now_ms(), step_name=step_name
@@ -53,9 +56,10 @@ def _append(value: Any, key: str, *, step_name: str, closing: bool) -> Coroutine
     return checkpoint.checkpointed(slot, append, records_itself=True, record_errors=False)
 
 
-def write_stream(key: str, value: Any) -> Coroutine[Any, Any, None]:
-    """Append ``value``; from a body the ``DBOS.writeStream`` step id is taken now."""
-    return _append(value, key, step_name=WRITE_STREAM, closing=False)
+def write_stream(key: str, value: Any, fmt: str | None = None) -> Coroutine[Any, Any, None]:
+    """Append ``value`` (stored in ``fmt``, default the workflow's format); from a body the
+    ``DBOS.writeStream`` step id is taken now."""
+    return _append(value, key, step_name=WRITE_STREAM, closing=False, fmt=fmt)
 
 
 def close_stream(key: str) -> Coroutine[Any, Any, None]:
