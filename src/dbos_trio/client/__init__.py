@@ -29,13 +29,13 @@ from __future__ import annotations
 from .admin import ClientAdmin
 from .base import ClientWorkflowHandle
 from .debouncing import ClientDebouncer, ClientDebouncing
-from .management import ClientManagement
+from .listing import ClientListing
 from .messaging import ClientMessaging
 from .options import EnqueueOptions
 from .schedules import ClientSchedules
 
 
-class Client(ClientMessaging, ClientManagement, ClientSchedules, ClientDebouncing, ClientAdmin):
+class Client(ClientMessaging, ClientListing, ClientSchedules, ClientDebouncing, ClientAdmin):
     """A connection to a system database for enqueueing, messaging and managing workflows.
 
     ``async with Client(url, app_name="orders") as client:`` connects, verifies the schema

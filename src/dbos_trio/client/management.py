@@ -147,24 +147,7 @@ class ClientManagement(ClientBase):
 
     # --- listing ---------------------------------------------------------------------
 
-    async def list_workflows(self, **filters: Any) -> list[WorkflowStatus]:
-        """Workflows matching the ``dbos`` 3.4 ``list_workflows`` filters, oldest first.
-
-        Scoped like the official client: without an ``application_name`` filter, to the
-        client's application plus unclaimed rows (every row for a nameless client, and for
-        a lookup by ``workflow_ids``); with one, to that application plus unclaimed rows.
-        """
-        runtime = self._require("list_workflows")
-        query = _client_filters(runtime, filters)
-        rows = await runtime.sysdb.list_workflows(query)
-        return [workflow_status(runtime.codec, row) for row in rows]
-
-    async def list_queued_workflows(self, **filters: Any) -> list[WorkflowStatus]:
-        """Workflows on a queue (DELAYED, ENQUEUED or PENDING unless ``status`` is given)."""
-        if not filters.get("status"):
-            filters["status"] = ["DELAYED", "ENQUEUED", "PENDING"]
-        filters["queues_only"] = True
-        return await self.list_workflows(**filters)
+    # list_workflows and list_queued_workflows, with their typed filters: client/listing.py
 
     async def list_workflow_steps(
         self,

@@ -8,6 +8,10 @@ stored outcome; then the row goes back on a queue. Only a terminal workflow is r
 an active one has an execution that would race the deletions. The final update is
 conditioned on the status read at the start, so a concurrent change aborts the whole
 rewind instead of re-enqueuing a row someone else just moved.
+
+A lost reply: if the transaction committed but its reply was lost, the retry finds the row
+ENQUEUED with the ``updated_at`` this very call stamped (its ``now_ms``) and reports
+success instead of refusing an active workflow.
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ class RewindOperations(SQLBackendBase):
             if row is None:
                 raise DBOSNonExistentWorkflowError("target", workflow_id)
             status = row[0]
+            if status == ENQUEUED and row[1] == now_ms:
+                return  # our own earlier attempt committed; its reply was lost
             if status in (PENDING, ENQUEUED, DELAYED):
                 raise DBOSException(
                     f"Cannot rewind {workflow_id} ({status}): only a workflow in a terminal "

@@ -6,7 +6,9 @@
 -- workflow's rows at or after :start_step.
 
 -- name: rewind_status
-SELECT status FROM {schema}.workflow_status WHERE workflow_uuid = :workflow_id
+-- The status to rewind from, and when the row last changed (a retried rewind whose first
+-- attempt committed finds its own stamp).
+SELECT status, updated_at FROM {schema}.workflow_status WHERE workflow_uuid = :workflow_id
 
 -- name: rewind_delete_events
 -- Events whose key was published at or after the cut lose their current value ...
