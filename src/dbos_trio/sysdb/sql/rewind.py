@@ -9,9 +9,10 @@ an active one has an execution that would race the deletions. The final update i
 conditioned on the status read at the start, so a concurrent change aborts the whole
 rewind instead of re-enqueuing a row someone else just moved.
 
-A lost reply: if the transaction committed but its reply was lost, the retry finds the row
-ENQUEUED with the ``updated_at`` this very call stamped (its ``now_ms``) and reports
-success instead of refusing an active workflow.
+A lost reply: if the transaction committed but its reply was lost, the backend runs it
+again; that re-run (never a first attempt) finds the row ENQUEUED with the ``updated_at``
+this very call stamped (its ``now_ms``) and reports success instead of refusing an
+active workflow.
 """
 
 from __future__ import annotations
@@ -57,12 +58,16 @@ class RewindOperations(SQLBackendBase):
             "now": now_ms,
         }
 
+        attempts = 0
+
         async def rewind(tx: Transaction) -> None:
+            nonlocal attempts
+            attempts += 1
             row = await tx.one("rewind_status", params)
             if row is None:
                 raise DBOSNonExistentWorkflowError("target", workflow_id)
             status = row[0]
-            if status == ENQUEUED and row[1] == now_ms:
+            if attempts > 1 and status == ENQUEUED and row[1] == now_ms:
                 return  # our own earlier attempt committed; its reply was lost
             if status in (PENDING, ENQUEUED, DELAYED):
                 raise DBOSException(
