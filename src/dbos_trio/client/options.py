@@ -85,7 +85,8 @@ class EnqueueOptions:
     authenticated_user: str | None = attrs.field(default=None, validator=_optional_text)
     authenticated_roles: tuple[str, ...] | None = attrs.field(default=None, converter=_roles)
     # Stored in workflow_status.attributes (see SetWorkflowAttributes).
-    attributes: dict[str, Any] | None = None
+    # (left out of the hash: a dict is not hashable, and options stay usable as keys)
+    attributes: dict[str, Any] | None = attrs.field(default=None, hash=False)
     # "reject": an existing workflow_id raises DBOSWorkflowIDInUseError instead of
     # returning that workflow's handle.
     workflow_id_reuse_policy: DuplicationPolicy | None = None
