@@ -154,33 +154,71 @@ def _check_unordered_tasks(_: Any, attribute: attrs.Attribute[str], value: Any) 
 
 @attrs.frozen(kw_only=True)
 class Config:
-    """How a :class:`~dbos_trio.DBOS` instance connects and identifies itself."""
+    """How a :class:`~dbos_trio.DBOS` instance connects and identifies itself.
+
+    Every field is checked when the ``Config`` is made: a bad value raises
+    :class:`~dbos_trio.DBOSConfigError` naming the field (``Config.schema: ...``) before
+    anything connects. A ``Config`` is frozen; ``repr`` never shows a URL's password.
+    """
 
     app_name: str = attrs.field(validator=_check_app_name)
+    """The application's name (3-256 of ``a-z 0-9 _ -``), stored on every workflow row it
+    starts: listings, recovery and queues are scoped by it. Required."""
     database_url: str | None = attrs.field(
         default=None, validator=_field_check(require_database_url), repr=redact_url
     )
+    """The system database: ``postgresql://...`` or ``sqlite:///path``. None (the default)
+    reads ``DBOS_SYSTEM_DATABASE_URL``, then ``DBOS_DATABASE_URL``, then uses the embedded
+    SQLite file ``<app_name>.sqlite`` in the working directory."""
     schema: str = attrs.field(default="dbos", validator=_field_check(require_schema))
+    """The PostgreSQL schema of the system tables (``dbos``, as every SDK's default). Not
+    used on SQLite."""
     app_version: str | None = attrs.field(
         default=None, validator=_field_check(require_optional_text)
     )
+    """The version stamped on workflows this executor starts; only workflows of its own
+    version are recovered or dequeued by it. None: ``DBOS__APPVERSION``, else a hash of
+    the registered workflows' source (a code change is a new version). See the versions
+    page of the documentation."""
     executor_id: str | None = attrs.field(
         default=None, validator=_field_check(require_optional_text)
     )
+    """This process's executor id, stored on the workflows it runs; at launch it recovers
+    the PENDING workflows of its own id. None: ``DBOS__VMID``, else ``"local"``. Give each
+    of several executors sharing a database its own id."""
     max_connections: int = attrs.field(default=10, validator=_field_check(require_positive_int))
+    """The size of the PostgreSQL connection pool (LISTEN uses one more, of its own). Not
+    used on SQLite."""
     use_listen_notify: bool = attrs.field(default=True, validator=_field_check(require_bool))
+    """Wake waiters (``recv``, ``get_event``, streams, queues) by PostgreSQL LISTEN/NOTIFY;
+    False polls instead (for a server or pooler without LISTEN). Not used on SQLite."""
     run_migrations: bool = attrs.field(default=True, validator=_field_check(require_bool))
+    """Create or upgrade the system schema at launch (under a lock, so concurrent launches
+    are safe). False only verifies it and fails launch with
+    :class:`~dbos_trio.DBOSInitializationError` if it is behind; migrate it with
+    ``dbos-trio migrate``."""
     listen_queues: tuple[str, ...] | None = attrs.field(default=None, converter=_to_queue_names)
+    """The queues this executor dequeues from (plus the internal queue); None, the
+    default, serves every queue of the application."""
     serializer: Serializer = attrs.field(factory=PickleSerializer, validator=_check_serializer)
+    """How inputs, outputs, errors, messages and events are written (``py_pickle`` by
+    default, like the official Python SDK). Reading always follows each payload's stored
+    format; :class:`~dbos_trio.PortableJSONSerializer` is readable by every SDK."""
     outcome_poll_interval: float = attrs.field(
         default=1.0, validator=_field_check(require_positive_seconds)
     )
+    """Seconds between re-reads while awaiting a workflow that runs in another process
+    (completion has no notification in any SDK); one running here wakes its waiters at
+    once."""
     connect_timeout: float = attrs.field(
         default=10.0, validator=_field_check(require_positive_seconds)
     )
+    """Seconds one PostgreSQL connection attempt may take. Not used on SQLite."""
     notification_coalesce: float = attrs.field(
         default=0.01, validator=_field_check(require_positive_seconds)
     )
+    """Seconds during which NOTIFYs this process sends are gathered into one statement (a
+    burst of sends costs one round trip). Not used on SQLite."""
     direct_database_url: str | None = attrs.field(
         default=None, validator=_field_check(require_database_url), repr=redact_url
     )

@@ -59,7 +59,13 @@ class Durable(DBOSBase):
         return wait_first(executor, handles)
 
     async def retrieve_workflow(self, workflow_id: str) -> WorkflowHandle[Any]:
-        """A handle on an existing workflow; :class:`DBOSNonExistentWorkflowError` if none."""
+        """A handle on an existing workflow (one read, to check that it exists).
+
+        Raises :class:`~dbos_trio.DBOSNonExistentWorkflowError` if no workflow has the id.
+        Cancellation raises ``trio.Cancelled`` (nothing is written); a database failure
+        raises :class:`~dbos_trio.SystemDatabaseError` after the retries. Awaiting the
+        handle's ``get_result()`` is a separate wait with its own rules.
+        """
         validate.text(workflow_id, "workflow_id")
         executor = self._require_executor("retrieve_workflow")
         if await executor.sysdb.get_outcome(workflow_id) is None:
@@ -104,12 +110,26 @@ class Durable(DBOSBase):
         return events.get_event(executor, workflow_id, key, timeout_seconds)
 
     def write_stream(self, key: str, value: Any) -> Coroutine[Any, Any, None]:
-        """Append ``value`` to the running workflow's stream ``key`` (body or step)."""
+        """Append ``value`` to the running workflow's stream ``key`` (body or step).
+
+        Outside a workflow it raises :class:`~dbos_trio.DBOSException`. The append and, from
+        a body, its ``DBOS.writeStream`` checkpoint are one statement: a cancelled call
+        (``trio.Cancelled``) appended and recorded the value or did neither, so a replay
+        never appends twice. A value the serializer cannot encode raises before anything
+        is written; a database failure raises :class:`~dbos_trio.SystemDatabaseError`
+        after the retries, and an execution that no longer owns its workflow raises
+        :class:`~dbos_trio.DBOSWorkflowConflictIDError`.
+        """
         self._require_executor("write_stream")
         return streams.write_stream(key, value)
 
     def close_stream(self, key: str) -> Coroutine[Any, Any, None]:
-        """Close the running workflow's stream ``key``: readers stop after its last value."""
+        """Close the running workflow's stream ``key``: readers stop after its last value.
+
+        Appends the close marker that every SDK's reader recognises; cancellation and
+        errors are as for :meth:`write_stream` (the close happened, checkpoint included,
+        or it did not). A stream is also ended for readers once its workflow finishes.
+        """
         self._require_executor("close_stream")
         return streams.close_stream(key)
 

@@ -39,9 +39,11 @@ class StoredWorkflowHandle(Generic[R]):
 
     @property
     def workflow_id(self) -> str:
+        """The id of the workflow this handle refers to."""
         return self._workflow_id
 
     def get_workflow_id(self) -> str:
+        """The id of the workflow this handle refers to (the official SDK's spelling)."""
         return self._workflow_id
 
     def __repr__(self) -> str:

@@ -169,6 +169,7 @@ async def verify(conn: Connection) -> None:
     if version is None or version < LATEST_VERSION:
         raise DBOSInitializationError(
             f"the SQLite system database {conn.path!r} is at version {version or 0}, behind "
-            f"this build's {LATEST_VERSION}, and run_migrations is off: migrate it "
-            "(dbos-trio migrate, or launch once with run_migrations=True)"
+            f"this build's {LATEST_VERSION}, and this process only verifies the schema: "
+            "migrate it (`dbos-trio migrate -s <url>`, or launch a DBOS once with "
+            "Config(run_migrations=True), the default)"
         )
