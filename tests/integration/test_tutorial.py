@@ -1,6 +1,7 @@
 """The tutorial's programs, run exactly as the page shows them, with the output it shows.
 
-The code is read from ``docs/tutorial.md`` (every fenced block with a ``title="..."``),
+The code is read from ``docs/tutorial.md`` (every fenced block with a ``title="..."``;
+the testing how-to's ``test_every.py`` too),
 written to a fresh directory and run there as a user would run it: ``python app.py``,
 ``python -m pytest``. A program edited on the page is tested as edited, and output the
 page promises is compared with what the program prints. The crash-and-resume step kills
@@ -18,13 +19,15 @@ from pathlib import Path
 
 import pytest
 
-TUTORIAL = Path(__file__).resolve().parents[2] / "docs" / "tutorial.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+TUTORIAL = DOCS / "tutorial.md"
+TESTING_HOW_TO = DOCS / "how-to" / "testing.md"
 BLOCK = re.compile(r'^```\w+ title="(?P<name>[^"]+)"\n(?P<body>.*?)^```$', re.S | re.M)
 CONSOLE = re.compile(r"^```console\n\$ (?P<command>[^\n]+)\n(?P<output>.*?)^```$", re.S | re.M)
 
 
-def _files() -> dict[str, str]:
-    return {m.group("name"): m.group("body") for m in BLOCK.finditer(TUTORIAL.read_text())}
+def _files(page: Path = TUTORIAL) -> dict[str, str]:
+    return {m.group("name"): m.group("body") for m in BLOCK.finditer(page.read_text())}
 
 
 def _documented_output(command: str) -> str:
@@ -111,3 +114,10 @@ def test_the_resume_program_resumes_after_sigkill_without_repeating_a_step(
 def test_the_tutorial_tests_pass_on_virtual_time(workdir: Path) -> None:
     output = _run(workdir, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_reminders.py")
     assert "2 passed" in output
+
+
+@pytest.mark.slow
+def test_the_testing_how_to_crash_at_every_checkpoint_example_passes(workdir: Path) -> None:
+    (workdir / "test_every.py").write_text(_files(TESTING_HOW_TO)["test_every.py"])
+    output = _run(workdir, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_every.py")
+    assert "1 passed" in output
