@@ -57,6 +57,7 @@ def _replace(match: re.Match[str]) -> str:
 def convert(text: str) -> str:
     """``text`` with every Sphinx role rewritten, and ``::`` literal-block markers as ``:``."""
     text = _ROLE.sub(_replace, text)
+    text = re.sub(r"^[ \t]*::[ \t]*\n", "", text, flags=re.MULTILINE)  # a bare "::" line
     return re.sub(r"::$", ":", text, flags=re.MULTILINE)
 
 

@@ -159,3 +159,10 @@ def test_the_formerly_silent_calls_say_what_cancellation_and_errors_do(
     doc = inspect.getdoc(getattr(cls, name)) or ""
     assert "cancel" in doc.lower(), f"{cls.__name__}.{name}: nothing on cancellation"
     assert "raises" in doc.lower() or "error" in doc.lower(), f"{cls.__name__}.{name}: errors?"
+
+
+@pytest.mark.parametrize("cls", [dbos_trio.DBOS, dbos_trio.Client], ids=lambda c: c.__name__)
+def test_the_face_classes_state_the_cancellation_and_error_contract(cls: type) -> None:
+    doc = _own_doc(cls) or ""
+    assert "cancel" in doc.lower()
+    assert "DBOSInitializationError" in doc or "SystemDatabaseError" in doc

@@ -121,8 +121,9 @@ class Management(DBOSBase):
         filters, oldest first.
 
         Only rows whose ``application_name`` is this app's (or empty) are listed; the CLI
-        and :meth:`Client.list_workflows <dbos_trio.Client.list_workflows>` see every
-        application's. Filters are the official SDK's keyword arguments (``status``,
+        lists every application's, and so does
+        :meth:`Client.list_workflows <dbos_trio.Client.list_workflows>` of a client with
+        no ``app_name``. Filters are the official SDK's keyword arguments (``status``,
         ``name``, ``start_time``, ``limit``, ``sort_desc``, ...); an unknown one raises
         :class:`~dbos_trio.DBOSException` and a bad value
         :class:`~dbos_trio.DBOSInvalidArgumentError`, before anything is read. From a
