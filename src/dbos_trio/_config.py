@@ -159,6 +159,31 @@ class Config:
     Every field is checked when the ``Config`` is made: a bad value raises
     :class:`~dbos_trio.DBOSConfigError` naming the field (``Config.schema: ...``) before
     anything connects. A ``Config`` is frozen; ``repr`` never shows a URL's password.
+
+    Fields (keyword-only; each is described in full in the API reference):
+
+    - ``app_name`` (required): the application's name, stored on its workflows.
+    - ``database_url`` [None]: ``postgresql://`` or ``sqlite:///`` URL; None reads
+      ``DBOS_SYSTEM_DATABASE_URL``, ``DBOS_DATABASE_URL``, else ``<app_name>.sqlite``.
+    - ``schema`` ["dbos"]: the PostgreSQL schema of the system tables.
+    - ``app_version`` [None]: ``DBOS__APPVERSION``, else a hash of the workflows' source.
+    - ``executor_id`` [None]: ``DBOS__VMID``, else ``"local"``; what launch recovers.
+    - ``max_connections`` [10]: the PostgreSQL pool size.
+    - ``use_listen_notify`` [True]: wake waiters by LISTEN/NOTIFY (False: poll).
+    - ``run_migrations`` [True]: migrate at launch (False: only verify the schema).
+    - ``listen_queues`` [None]: the queues this executor serves (None: all).
+    - ``serializer`` [PickleSerializer()]: how payloads are written.
+    - ``outcome_poll_interval`` [1.0]: seconds between re-reads of another process's result.
+    - ``connect_timeout`` [10.0]: seconds per PostgreSQL connection attempt.
+    - ``notification_coalesce`` [0.01]: seconds NOTIFYs are gathered into one statement.
+    - ``direct_database_url`` [None]: a direct server URL for migrations and LISTEN
+      (behind PgBouncer in transaction mode).
+    - ``prepared_statements`` [True]: server-side prepared statements.
+    - ``allow_pickle`` [True]: read ``py_pickle`` payloads (which run their writer's code).
+    - ``database_retry_limit`` [None]: seconds a call retries a transient database
+      failure before it raises (None: until the database is back).
+    - ``scheduler_polling_interval_sec`` [30.0]: how often schedules are re-read.
+    - ``unordered_tasks`` ["error"]: durable calls from plain Trio tasks raise, or "warn".
     """
 
     app_name: str = attrs.field(validator=_check_app_name)

@@ -112,6 +112,14 @@ def test_every_config_field_is_documented() -> None:
     assert undocumented == []
 
 
+def test_help_of_config_describes_every_field() -> None:
+    # help() shows the class docstring, not the attribute docstrings griffe reads.
+    import attrs
+
+    doc = dbos_trio.Config.__doc__ or ""
+    assert [f.name for f in attrs.fields(dbos_trio.Config) if f"``{f.name}``" not in doc] == []
+
+
 def test_every_exported_name_is_rendered_by_the_api_reference() -> None:
     rendered = set()
     for page in API_PAGES.glob("*.md"):
