@@ -78,6 +78,11 @@ class WorkflowHandle(StoredWorkflowHandle[R]):
 
         From a workflow body the wait is a ``DBOS.getResult`` checkpoint; a workflow running
         in this process is awaited through its event, anything else by polling.
+        A CANCELLED workflow raises :class:`~dbos_trio.DBOSAwaitedWorkflowCancelledError`
+        (cancelled, or its timeout expired), a dead-lettered one
+        :class:`~dbos_trio.DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded`, a deleted one
+        :class:`~dbos_trio.DBOSNonExistentWorkflowError`. Cancelling the wait does not
+        touch the workflow.
         """
         slot = checkpoint.reserve(GET_RESULT)
         if slot is not None:
