@@ -59,6 +59,13 @@ class Client(ClientMessaging, ClientManagement, ClientSchedules, ClientDebouncin
     cannot be opened (:class:`~dbos_trio.sysdb.errors.SystemDatabaseUnreachable` when no
     connection could be made) or its schema is not migrated; cancellation while entering
     closes whatever was opened. No error, log line or ``repr`` shows the URL's password.
+
+    Every method: each transaction it makes commits whole or not at all, so cancelling a
+    call (``trio.Cancelled``) never leaves half a write; a bad argument raises
+    :class:`~dbos_trio.DBOSInvalidArgumentError` (or ``DBOSArgumentTypeError``) before
+    anything is written; a database failure raises
+    :class:`~dbos_trio.SystemDatabaseError` once the retries run out; a call outside the
+    ``async with`` block raises :class:`~dbos_trio.DBOSException`.
     """
 
 

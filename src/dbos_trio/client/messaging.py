@@ -41,6 +41,8 @@ class ClientMessaging(ClientBase):
         already held on the queue raises :class:`DBOSQueueDeduplicatedError`, or with
         ``duplication_policy="return-existing"`` returns the holder's handle. An existing
         ``workflow_id`` returns that workflow's handle (if it names the same function).
+        The row is one insert: a cancelled call enqueued the workflow or did not (retry
+        it with the same ``workflow_id`` to be sure of one).
         """
         runtime = self._require("enqueue")
         if not isinstance(options, EnqueueOptions):
@@ -116,7 +118,9 @@ class ClientMessaging(ClientBase):
     ) -> None:
         """Send ``message`` to a workflow (missing destination: ``DBOSNonExistentWorkflowError``).
 
-        With an ``idempotency_key`` any number of sends leave one message.
+        With an ``idempotency_key`` any number of sends leave one message, so a send
+        cancelled or failed midway can be retried safely; without one, a retry after an
+        unknown outcome may deliver the message twice.
         """
         validate.text(destination_id, "destination_id")
         validate.optional_text(topic, "topic")
