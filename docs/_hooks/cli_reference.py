@@ -26,13 +26,24 @@ def _subcommands(
                 yield from _subcommands(child, (*path, name))
 
 
+def _root_parser(cli: Any) -> argparse.ArgumentParser:
+    """The CLI's top-level parser, from whichever builder function the module has."""
+    for name in ("build_parser", "make_parser", "parser", "_parser"):
+        builder = getattr(cli, name, None)
+        if callable(builder):
+            parser = builder()
+            if isinstance(parser, argparse.ArgumentParser):
+                return parser
+    raise RuntimeError("dbos_trio.cli has no parser builder for the CLI reference")
+
+
 def render() -> str:
     """Markdown: one section per command, its usage and options as ``--help`` shows them."""
     from dbos_trio import cli
 
     # A fixed width, so the page does not depend on the terminal that builds it.
     os.environ["COLUMNS"] = "100"
-    parser = cli._parser()
+    parser = _root_parser(cli)
     parts = []
     for path, command in _subcommands(parser, ("dbos-trio",)):
         title = " ".join(path)

@@ -174,3 +174,34 @@ def test_the_face_classes_state_the_cancellation_and_error_contract(cls: type) -
     doc = _own_doc(cls) or ""
     assert "cancel" in doc.lower()
     assert "DBOSInitializationError" in doc or "SystemDatabaseError" in doc
+
+
+def _load_hook(name: str) -> types.ModuleType:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "docs" / "_hooks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cli_reference_renders_every_command_from_the_parser() -> None:
+    page = (ROOT / "docs" / "reference" / "cli.md").read_text()
+    hook = _load_hook("cli_reference")
+    assert hook.MARKER in page
+    rendered = hook.on_page_markdown(page, page=None)
+    for command in ("migrate", "workflow list", "workflow get", "workflow fork", "queue list"):
+        assert f"## `dbos-trio {command}`" in rendered
+    assert hook.MARKER not in rendered
+
+
+def test_docstring_roles_become_links_only_to_documented_objects() -> None:
+    convert = _load_hook("rst_roles").convert
+    assert convert(":class:`~dbos_trio.Config`") == "[`Config`][dbos_trio.Config]"
+    assert convert(":meth:`launch <dbos_trio.DBOS.launched>`") == (
+        "[`launch`][dbos_trio.DBOS.launched]"
+    )
+    # An internal module is not rendered by the reference: plain code, never a dead link.
+    assert convert(":class:`~dbos_trio.sysdb.errors.ConnectionLost`") == "`ConnectionLost`"
+    assert convert("Like this::\n\n    code") == "Like this:\n\n    code"
