@@ -7,6 +7,7 @@ browser would, so the tests see exactly what a browser is sent.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -111,10 +112,8 @@ def demo_app(url: str, app_name: str = "dash-demo") -> tuple[DBOS, dict[str, Any
     @dbos.workflow(name=HOSTILE_NAME, serialization="portable")
     async def order(amount: int, memo: str) -> str:
         await charge(amount)
-        try:
+        with contextlib.suppress(ValueError):
             await explode()
-        except ValueError:
-            pass
         await dbos.set_event(f"state-{SCRIPT}", {"v": SCRIPT})
         await dbos.write_stream("progress", f"50% {SCRIPT}")
         await dbos.write_stream("progress", "100%")
