@@ -19,12 +19,12 @@ from dbos_trio.testing import sqlite_url
 
 from support.dashboard_support import (
     HOSTILE_ID,
-    HOSTILE_NAME,
     SCRIPT,
     Browserless,
     csrf_of,
     demo_app,
 )
+from support.waiting import wait_until
 
 TOKEN = "t0ken-for-the-dashboard-tests"
 
@@ -44,6 +44,10 @@ async def dashboard(
 
 def page_of(workflow_id: str) -> str:
     return "/workflow?id=" + quote(workflow_id)
+
+
+async def _is_pending(dbos: DBOS, workflow_id: str) -> bool:
+    return await status_of(dbos, workflow_id) == "PENDING"
 
 
 async def status_of(dbos: DBOS, workflow_id: str) -> str | None:
@@ -155,6 +159,7 @@ async def test_an_action_without_the_csrf_field_or_from_another_origin_is_refuse
             ({"id": wid, "action": "cancel"}, {}),
             ({"id": wid, "action": "cancel", "csrf": "0" * 64}, {}),
             ({"id": wid, "action": "cancel", "csrf": good}, {"origin": "http://evil.example"}),
+            ({"id": wid, "action": "cancel", "csrf": good}, {"origin": "null"}),
         ):
             reply = await client.post("/action", form, headers=headers)
             assert reply.status == 403 and "CSRF" in reply.text
@@ -245,14 +250,29 @@ async def test_list_filters_and_paging(tmp_path: Path) -> None:
 
 async def test_queues_schedules_and_executors_pages(tmp_path: Path) -> None:
     async with dashboard(tmp_path) as (dbos, fns, client):
+        handles = [await fns["payments"].enqueue(fns["waiter"]) for _ in range(2)]
+        await dbos.create_schedule(
+            schedule_name=f"nightly-{SCRIPT}", workflow=fns["nightly"], schedule="0 3 * * *"
+        )
+        for handle in handles:  # both claimed by this executor
+            await wait_until(
+                lambda h=handle: _is_pending(dbos, h.workflow_id), what="claimed by the queue"
+            )
         queues = (await client.get("/queues")).text
-        assert "_dbos_internal_queue" in queues or "nothing" in queues
+        row = queues[queues.index("payments</a>") :].split("</tr>")[0]
+        # enqueued 0, running 2, delayed 0, global limit 4, per-worker limit 2
+        assert (
+            row.count("<td>") == 8 and "<td>0</td><td>2</td><td>0</td><td>4</td><td>2</td>" in row
+        )
+        schedules = (await client.get("/schedules")).text
+        assert "nightly-&lt;script&gt;" in schedules and "0 3 * * *" in schedules
+        assert "ACTIVE" in schedules and "<script>alert" not in schedules
         executors = (await client.get("/executors")).text
         assert "local" in executors and "v1" in executors and "latest" in executors
-        assert (await client.get("/schedules")).status == 200
         assert (await client.get("/metrics")).status == 404  # no metrics hook given
         metered = Browserless(await dbos.serve_dashboard(port=0, metrics=lambda: "m_total 3\n"))
         assert (await metered.get("/metrics")).text == "m_total 3\n"
         assert (await client.get("/nowhere")).status == 404
         assert (await client.request("PUT", "/workflows")).status == 405
-        _ = HOSTILE_NAME, fns
+        for handle in handles:
+            await dbos.cancel_workflow(handle.workflow_id)

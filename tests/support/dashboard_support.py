@@ -99,6 +99,7 @@ def demo_app(url: str, app_name: str = "dash-demo") -> tuple[DBOS, dict[str, Any
 
     @dbos.step(name="charge")
     async def charge(amount: int) -> dict[str, Any]:
+        await trio.sleep(0.02)  # a step that takes time, for the timeline
         return {"charged": amount, "note": SCRIPT}
 
     @dbos.step(name="fails-then-not")
@@ -107,6 +108,7 @@ def demo_app(url: str, app_name: str = "dash-demo") -> tuple[DBOS, dict[str, Any
 
     @dbos.workflow(name="child")
     async def child(n: int) -> int:
+        await trio.sleep(0.01)
         return n * 2
 
     @dbos.workflow(name=HOSTILE_NAME, serialization="portable")
@@ -129,4 +131,13 @@ def demo_app(url: str, app_name: str = "dash-demo") -> tuple[DBOS, dict[str, Any
     async def pickled(value: Any) -> Any:
         return value
 
-    return dbos, {"order": order, "waiter": waiter, "pickled": pickled, "child": child}
+    payments = dbos.register_queue("payments", global_concurrency=4, worker_concurrency=2)
+
+    @dbos.workflow(name="nightly-report")
+    async def nightly(scheduled_time: Any, context: Any) -> None:
+        pass
+
+    return dbos, {
+        "payments": payments,
+        "nightly": nightly,
+        "order": order, "waiter": waiter, "pickled": pickled, "child": child}

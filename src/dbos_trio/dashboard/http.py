@@ -3,7 +3,7 @@
 Invariant: a request body is read up to :data:`MAX_BODY` bytes and no further (a larger
 one is refused with 413 before it is parsed), and every response carries the security
 headers — a Content-Security-Policy that allows only this server's own script and style,
-no framing, no sniffing, no referrer — so even a value that escaped escaping could not
+no framing, no sniffing, no referrer to other sites — so even a value that escaped escaping could not
 run.
 """
 
@@ -30,7 +30,9 @@ SECURITY_HEADERS = [
     ),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    # same-origin, not no-referrer: under no-referrer a browser sends ``Origin: null`` with
+    # its form POSTs, which the CSRF check must refuse (a sandboxed frame sends it too).
+    (b"referrer-policy", b"same-origin"),
     (b"cache-control", b"no-store"),
 ]
 
