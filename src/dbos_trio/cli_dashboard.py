@@ -4,9 +4,10 @@ Kept apart from :mod:`dbos_trio.cli`: :func:`add_parsers` adds the command. It o
 :class:`~dbos_trio.Client` (which never migrates) on ``--database-url`` and serves
 :mod:`dbos_trio.dashboard` over it on ``--host``/``--port`` (127.0.0.1:8383 by default).
 A host that is not loopback needs ``--token`` (or ``DBOS_DASHBOARD_TOKEN``); bad settings
-are refused (exit 2) before anything connects or binds. Unlike the other commands, the
-client keeps retrying an unreachable database (pages say so meanwhile) rather than
-giving up: a dashboard outlives a database restart.
+are refused (exit 2) before anything connects or binds; a database unreachable at the
+start is exit 4. Once serving, a statement the database does not answer within
+``CLI_RETRY_LIMIT_SECONDS`` makes that page a 503; the next request tries again, so the
+dashboard outlives a database restart.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import trio
 
-from ._cli_errors import UsageError
+from ._cli_errors import CLI_RETRY_LIMIT_SECONDS, UsageError
 from ._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV
 from ._errors import DBOSConfigError
 from ._redact import redact_url
@@ -78,7 +79,13 @@ async def run(args: argparse.Namespace) -> None:
         raise UsageError(f"no database: pass --database-url or set {SYSTEM_DATABASE_URL_ENV}")
     settings = _settings(args)
     client = Client(
-        url, schema=args.schema, use_listen_notify=False, allow_pickle=args.allow_pickle
+        url,
+        schema=args.schema,
+        use_listen_notify=False,
+        allow_pickle=args.allow_pickle,
+        # Bounded like every command's: an outage makes a page fail (503) and the next
+        # one try again, rather than the dashboard hang.
+        database_retry_limit=CLI_RETRY_LIMIT_SECONDS,
     )
     async with client, trio.open_nursery() as nursery:
         listening = await nursery.start(serve, client._require("dashboard"), settings)

@@ -14,7 +14,10 @@ from urllib.parse import quote
 import pytest
 import trio
 
-from dbos_trio import DBOS, DBOSConfigError, SetWorkflowID
+from dbos_trio import DBOS, Client, DBOSConfigError, DBOSNotLaunchedError, SetWorkflowID
+from dbos_trio.dashboard import DashboardSettings
+from dbos_trio.dashboard.http import Request
+from dbos_trio.dashboard.server import make_app
 from dbos_trio.testing import sqlite_url
 
 from support.dashboard_support import (
@@ -276,3 +279,44 @@ async def test_queues_schedules_and_executors_pages(tmp_path: Path) -> None:
         assert (await client.request("PUT", "/workflows")).status == 405
         for handle in handles:
             await dbos.cancel_workflow(handle.workflow_id)
+
+
+async def test_a_page_whose_database_is_gone_is_a_503_and_the_server_goes_on(
+    tmp_path: Path,
+) -> None:
+    url = sqlite_url(tmp_path / "gone.sqlite")
+    dbos, _fns = demo_app(url)
+    async with dbos.launched():
+        pass  # creates the schema
+    async with Client(url, use_listen_notify=False) as client:
+        runtime = client._require("test")
+    app = make_app(runtime, DashboardSettings())  # its database is closed now
+
+    def get(path: str, query: dict[str, str] | None = None) -> Request:
+        return Request(
+            method="GET",
+            path=path,
+            query=query or {},
+            headers={"host": "127.0.0.1:8383"},
+            cookies={},
+            form={},
+        )
+
+    for path, query in (("/workflows", None), ("/workflow", {"id": "x"}), ("/queues", None)):
+        response = await app.respond(get(path, query))
+        assert response.status == 503, path
+        assert "System database unavailable" in str(response.body)
+    assert (await app.respond(get("/healthz"))).status == 200
+
+
+async def test_the_dashboard_stops_with_the_executor(tmp_path: Path) -> None:
+    async with dashboard(tmp_path) as (_dbos, _fns, client):
+        assert (await client.get("/healthz")).text == "ok"
+    with pytest.raises(OSError):
+        await client.get("/healthz")
+
+
+async def test_serve_dashboard_needs_a_launched_executor(tmp_path: Path) -> None:
+    dbos, _fns = demo_app(sqlite_url(tmp_path / "idle.sqlite"))
+    with pytest.raises(DBOSNotLaunchedError, match="serve_dashboard"):
+        await dbos.serve_dashboard(port=0)

@@ -5,7 +5,9 @@ never in the path, so ids holding ``/`` or ``?`` need no special handling. Every
 passes the :class:`~.security.Guard` first (host, token), every POST also CSRF and the
 read-only check, each before anything is read or written. A failure of the system
 database while serving a page is a 503 page naming the error class; any other error is
-a 500 page; neither shows a traceback, and neither stops the server.
+a 500 page; neither shows a traceback, and neither stops the server. A request the
+database does not answer within :data:`REQUEST_DEADLINE_SECONDS` is a 503 too. An action
+cut off by that deadline may still have been applied: the page says to look again.
 
 Cancellation: a request task cancelled mid-way (the client went away, the server shuts
 down) simply ends; a management action already sent to the database is the engine's
@@ -17,6 +19,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import Any
+
+import trio
 
 from .._errors import DBOSException
 from ..core.filters import epoch_ms
@@ -42,6 +46,9 @@ from .static import CSS, JS
 
 logger = logging.getLogger("dbos_trio.dashboard")
 ACTIONS = ("cancel", "resume", "fork", "delete")
+REQUEST_DEADLINE_SECONDS = 15.0
+"""A page the system database does not answer within this long is a 503, not a hang (an
+executor's own connection retries an outage for as long as it lasts)."""
 MetricsText = Callable[[], str]
 
 
@@ -96,7 +103,14 @@ class DashboardApp:
             return Response(401, "a token is required: open /?token=<token>", "text/plain")
         fresh = None if CSRF_COOKIE in request.cookies else self.guard.new_csrf_cookie()
         try:
-            response = await self._route(request, request.cookies.get(CSRF_COOKIE) or fresh or "")
+            with trio.fail_after(REQUEST_DEADLINE_SECONDS):
+                response = await self._route(
+                    request, request.cookies.get(CSRF_COOKIE) or fresh or ""
+                )
+        except trio.TooSlowError:
+            response = self._error(
+                503, "System database unavailable", "no answer in time: is the database up?"
+            )
         except BadRequest as error:
             response = self._error(400, "Bad request", str(error))
         except (SystemDatabaseError, SystemDatabaseUnreachable) as error:

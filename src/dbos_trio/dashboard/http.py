@@ -3,8 +3,8 @@
 Invariant: a request body is read up to :data:`MAX_BODY` bytes and no further (a larger
 one is refused with 413 before it is parsed), and every response carries the security
 headers — a Content-Security-Policy that allows only this server's own script and style,
-no framing, no sniffing, no referrer to other sites — so even a value that escaped escaping could not
-run.
+no framing, no sniffing, no referrer to other sites — so even a value that escaped
+escaping could not run.
 """
 
 from __future__ import annotations
