@@ -136,7 +136,15 @@ async def test_cancel_resume_fork_and_delete_act_on_the_database(tmp_path: Path)
         await dbos.send(wid, "go!", "go")
         with trio.fail_after(30):
             assert await (await dbos.retrieve_workflow(wid)).get_result() == "go!"
-        wid = HOSTILE_ID
+        wid = HOSTILE_ID  # finished: cancel and resume leave it as it is, and say so
+        reply = await act("cancel")
+        assert "done=already+finished" in reply.headers["location"]
+        reply = await act("resume")
+        assert "done=not+resumed" in reply.headers["location"]
+        assert await status_of(dbos, wid) == "SUCCESS"
+        page = (await client.get(page_of(wid))).text
+        assert "action-fork" in page and "action-cancel" not in page
+        assert "action-resume" not in page
         reply = await act("fork", step="2")
         forked_id = reply.headers["location"].split("id=")[1].split("&")[0]
         forked = await dbos.retrieve_workflow(forked_id)

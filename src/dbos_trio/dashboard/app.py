@@ -245,11 +245,12 @@ class DashboardApp:
         if await self.source.get_workflow(workflow_id) is None:
             return self._error(404, "Not found", f"no workflow {workflow_id}")
         if action == "cancel":
-            await self.source.cancel(workflow_id)
-            return redirect(url("/workflow", id=workflow_id, done="cancelled"))
+            done = "cancelled" if await self.source.cancel(workflow_id) else "already finished"
+            return redirect(url("/workflow", id=workflow_id, done=done))
         if action == "resume":
-            await self.source.resume(workflow_id)
-            return redirect(url("/workflow", id=workflow_id, done="resumed"))
+            resumed = await self.source.resume(workflow_id)
+            done = "resumed" if resumed else "not resumed: it had succeeded or failed"
+            return redirect(url("/workflow", id=workflow_id, done=done))
         if action == "fork":
             forked = await self.source.fork(workflow_id, _step(form.get("step", "1")))
             return redirect(url("/workflow", id=forked, done=f"forked from {workflow_id}"))

@@ -165,11 +165,13 @@ class Source:
 
     # --- actions (the engine's management calls, as Client makes them) ----------------
 
-    async def cancel(self, workflow_id: str) -> None:
-        await management.cancel_workflows(self.runtime, [workflow_id])
+    async def cancel(self, workflow_id: str) -> bool:
+        """Whether this call cancelled it (False: it had finished already)."""
+        return bool(await management.cancel_workflows(self.runtime, [workflow_id]))
 
-    async def resume(self, workflow_id: str) -> None:
-        await management.resume_workflows(self.runtime, [workflow_id])
+    async def resume(self, workflow_id: str) -> bool:
+        """Whether it was re-enqueued (False: it had succeeded or failed)."""
+        return bool(await management.resume_workflows(self.runtime, [workflow_id]))
 
     async def fork(self, workflow_id: str, start_step: int) -> str:
         return await fork.fork_workflow(self.runtime, workflow_id, start_step)
