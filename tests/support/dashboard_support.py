@@ -140,4 +140,8 @@ def demo_app(url: str, app_name: str = "dash-demo") -> tuple[DBOS, dict[str, Any
     return dbos, {
         "payments": payments,
         "nightly": nightly,
-        "order": order, "waiter": waiter, "pickled": pickled, "child": child}
+        "order": order,
+        "waiter": waiter,
+        "pickled": pickled,
+        "child": child,
+    }
