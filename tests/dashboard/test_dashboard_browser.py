@@ -148,13 +148,13 @@ async def test_the_dashboard_in_a_real_browser(tmp_path: Path) -> None:
             await in_thread(lambda: driver.find_element(By.ID, "action-cancel").click())
             await shot("confirm")
             await in_thread(lambda: driver.find_element(By.ID, "confirm").click())
-            await until(lambda: "cancelled" in driver.find_element(By.TAG_NAME, "main").text, "")
+            await until(lambda: "Cancelled." in driver.find_element(By.TAG_NAME, "main").text, "")
             assert await status_of(dbos, wid) == "CANCELLED"
 
             # Resume, confirmed: enqueued again, and it finishes once sent its message.
             await in_thread(lambda: driver.find_element(By.ID, "action-resume").click())
             await in_thread(lambda: driver.find_element(By.ID, "confirm").click())
-            await until(lambda: "resumed" in driver.find_element(By.TAG_NAME, "main").text, "")
+            await until(lambda: "Resumed" in driver.find_element(By.TAG_NAME, "main").text, "")
             assert await status_of(dbos, wid) in ("ENQUEUED", "PENDING")
             await dbos.send(wid, "approved", "go")
             with trio.fail_after(30):
@@ -167,7 +167,9 @@ async def test_the_dashboard_in_a_real_browser(tmp_path: Path) -> None:
                 lambda: driver.find_element(By.CSS_SELECTOR, "#fork-step option[value='3']").click()
             )
             await in_thread(lambda: driver.find_element(By.ID, "confirm").click())
-            await until(lambda: "forked from order-2" in driver.page_source, "the fork")
+            await until(
+                lambda: "Forked: this is the new workflow" in driver.page_source, "the fork"
+            )
             forked_id = await in_thread(
                 lambda: driver.find_element(By.TAG_NAME, "h1").text.removeprefix("Workflow ")
             )

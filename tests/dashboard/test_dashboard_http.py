@@ -138,9 +138,9 @@ async def test_cancel_resume_fork_and_delete_act_on_the_database(tmp_path: Path)
             assert await (await dbos.retrieve_workflow(wid)).get_result() == "go!"
         wid = HOSTILE_ID  # finished: cancel and resume leave it as it is, and say so
         reply = await act("cancel")
-        assert "done=already+finished" in reply.headers["location"]
+        assert "done=already-finished" in reply.headers["location"]
         reply = await act("resume")
-        assert "done=not+resumed" in reply.headers["location"]
+        assert "done=not-resumed" in reply.headers["location"]
         assert await status_of(dbos, wid) == "SUCCESS"
         page = (await client.get(page_of(wid))).text
         assert "action-fork" in page and "action-cancel" not in page
@@ -154,6 +154,9 @@ async def test_cancel_resume_fork_and_delete_act_on_the_database(tmp_path: Path)
         assert forked_steps[0].function_name == "charge"
         reply = await act("delete", delete_children="1")
         assert reply.status == 303 and "/workflows" in reply.headers["location"]
+        assert "Deleted." in (await client.get(reply.headers["location"])).text
+        crafted = await client.get(f"/workflows?done={quote('Call +1 555 for support')}")
+        assert "555" not in crafted.text
         assert await status_of(dbos, HOSTILE_ID) is None
         assert await status_of(dbos, f"{HOSTILE_ID}-6") is None  # its child went with it
 

@@ -39,13 +39,23 @@ from .http import (
     send_response,
 )
 from .markup import Html, html
-from .render import page, url
+from .render import notice, page, url
 from .security import CSRF_COOKIE, TOKEN_COOKIE, Guard
 from .source import Source
 from .static import CSS, JS
 
 logger = logging.getLogger("dbos_trio.dashboard")
 ACTIONS = ("cancel", "resume", "fork", "delete")
+# What an action did, by the code its redirect carries: the page shows only these texts,
+# so a crafted link cannot make the dashboard say anything else.
+OUTCOMES = {
+    "cancelled": "Cancelled.",
+    "already-finished": "Nothing to cancel: it had finished already.",
+    "resumed": "Resumed: enqueued again.",
+    "not-resumed": "Not resumed: it had succeeded or failed.",
+    "forked": "Forked: this is the new workflow.",
+    "deleted": "Deleted.",
+}
 REQUEST_DEADLINE_SECONDS = 15.0
 """A page the system database does not answer within this long is a 503, not a hang (an
 executor's own connection retries an outage for as long as it lasts)."""
@@ -198,9 +208,9 @@ class DashboardApp:
         rows = await self.source.list_workflows(filters)
         if query.get("fragment") == "rows":
             return Response(200, workflow_pages.workflow_rows(rows))
-        return self._page(
-            "Workflows", workflow_pages.list_content(query, rows, offset), "/workflows"
-        )
+        content = workflow_pages.list_content(query, rows, offset)
+        done = OUTCOMES.get(query.get("done", ""))
+        return self._page("Workflows", html("{0}{1}", notice(done), content), "/workflows")
 
     async def _workflow(self, request: Request) -> Response:
         workflow_id = request.query.get("id", "")
@@ -210,7 +220,7 @@ class DashboardApp:
         if view is None:
             return self._error(404, "Not found", f"no workflow {workflow_id}")
         content = workflow_pages.workflow_content(
-            view, self.guard.read_only, request.query.get("done")
+            view, self.guard.read_only, OUTCOMES.get(request.query.get("done", ""))
         )
         return self._page(f"Workflow {workflow_id}", content)
 
@@ -225,9 +235,8 @@ class DashboardApp:
             return self._error(404, "Not found", f"no workflow {workflow_id}")
         steps = []
         if action == "fork":
-            view = await self.source.workflow_page(workflow_id)
-            steps = [s.function_id for s, _, _ in view.steps] if view else []
-            steps.append(max(steps, default=0) + 1)
+            steps = await self.source.step_ids(workflow_id)
+            steps.append(max(steps, default=0) + 1)  # after the last: replay them all
         return self._page(
             f"{action.capitalize()} workflow",
             workflow_pages.confirm_content(row, action, self.guard.csrf_field(cookie), steps),
@@ -245,15 +254,15 @@ class DashboardApp:
         if await self.source.get_workflow(workflow_id) is None:
             return self._error(404, "Not found", f"no workflow {workflow_id}")
         if action == "cancel":
-            done = "cancelled" if await self.source.cancel(workflow_id) else "already finished"
+            done = "cancelled" if await self.source.cancel(workflow_id) else "already-finished"
             return redirect(url("/workflow", id=workflow_id, done=done))
         if action == "resume":
             resumed = await self.source.resume(workflow_id)
-            done = "resumed" if resumed else "not resumed: it had succeeded or failed"
+            done = "resumed" if resumed else "not-resumed"
             return redirect(url("/workflow", id=workflow_id, done=done))
         if action == "fork":
             forked = await self.source.fork(workflow_id, _step(form.get("step", "1")))
-            return redirect(url("/workflow", id=forked, done=f"forked from {workflow_id}"))
+            return redirect(url("/workflow", id=forked, done="forked"))
         await self.source.delete(workflow_id, delete_children=form.get("delete_children") == "1")
         return redirect(url("/workflows", done="deleted"))
 

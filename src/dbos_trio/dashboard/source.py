@@ -151,6 +151,9 @@ class Source:
             streams=streams,
         )
 
+    async def step_ids(self, workflow_id: str) -> list[int]:
+        return [step.function_id for step in await self.runtime.sysdb.list_steps(workflow_id)]
+
     async def queues(self) -> tuple[list[Any], list[QueueDepth]]:
         sysdb = self.runtime.sysdb
         return await sysdb.list_queues(None), await sysdb.queue_depths()

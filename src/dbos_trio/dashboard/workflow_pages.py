@@ -13,7 +13,7 @@ from typing import Any
 
 from ..sysdb.records import WorkflowRow
 from .markup import Html, html, join
-from .render import badge, duration, payload, table, url, when, workflow_link
+from .render import badge, duration, notice, payload, table, url, when, workflow_link
 from .source import STATUSES, WorkflowPage
 
 PAGE_SIZE = 50
@@ -204,7 +204,7 @@ def workflow_content(view: WorkflowPage, read_only: bool, done: str | None) -> H
         '{0}{1}{2}<h2>Steps</h2><div id="steps">{6}</div>'
         "<h2>Input</h2>{3}<h2>Output</h2>{4}<h2>Error</h2>{5}<h2>Children</h2>{7}"
         "<h2>Events</h2>{8}<h2>Messages</h2>{9}<h2>Streams</h2>{10}",
-        html('<p class="notice" role="status">{0}</p>', done) if done else Html(""),
+        notice(done),
         _actions(row, read_only),
         _fields(row),
         payload(view.inputs),
