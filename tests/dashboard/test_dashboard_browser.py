@@ -2,7 +2,7 @@
 through ``chromium-driver`` (installed by .ci/run; skipped, saying why, without them).
 
 The list shows the workflows this test created, the workflow page shows their steps, and
-cancel, resume and fork — clicked, then confirmed — act on the database. A screenshot of
+cancel, resume, fork and delete — clicked, then confirmed — act on the database. A screenshot of
 each page is written to docs/screenshots/ (committed, for the README).
 
 Selenium is blocking: its calls run in a worker thread (``trio.to_thread``) while the
@@ -177,6 +177,15 @@ async def test_the_dashboard_in_a_real_browser(tmp_path: Path) -> None:
             assert forked is not None and forked.forked_from == "order-2"
             with trio.fail_after(30):
                 assert await (await dbos.retrieve_workflow(forked_id)).get_result() == "done memo 2"
+
+            # Delete, confirmed with its children: the rows are gone.
+            await open_page("/workflow?id=order-0")
+            await in_thread(lambda: driver.find_element(By.ID, "action-delete").click())
+            await in_thread(lambda: driver.find_element(By.NAME, "delete_children").click())
+            await in_thread(lambda: driver.find_element(By.ID, "confirm").click())
+            await until(lambda: "Deleted." in driver.find_element(By.TAG_NAME, "main").text, "")
+            assert await status_of(dbos, "order-0") is None
+            assert await status_of(dbos, "order-0-6") is None
 
             for name in ("queues", "schedules", "executors"):
                 await open_page(f"/{name}")
