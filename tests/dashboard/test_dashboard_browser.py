@@ -3,7 +3,9 @@ through ``chromium-driver`` (installed by .ci/run; skipped, saying why, without 
 
 The list shows the workflows this test created, the workflow page shows their steps, and
 cancel, resume, fork and delete — clicked, then confirmed — act on the database. A screenshot of
-each page is written to docs/screenshots/ (committed, for the README).
+each page is taken; with ``DBOS_TRIO_SCREENSHOTS=docs/screenshots`` they replace the README's
+(committed) ones, otherwise they go to the test's temporary directory, so a test run leaves
+the checkout as it found it.
 
 Selenium is blocking: its calls run in a worker thread (``trio.to_thread``) while the
 executor and the dashboard keep serving on the Trio loop of the test.
@@ -11,6 +13,7 @@ executor and the dashboard keep serving on the Trio loop of the test.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +29,7 @@ from dbos_trio.testing import sqlite_url
 from support.dashboard_support import HOSTILE_ID, SCRIPT, demo_app
 
 T = TypeVar("T")
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver") or shutil.which("chromium-driver")
 
@@ -61,10 +64,19 @@ async def in_thread(fn: Callable[..., T], *args: Any) -> T:
 
 
 async def until(predicate: Callable[[], Any], what: str) -> Any:
-    """Poll ``predicate`` (in the worker thread) until it is truthy; a hang guard only."""
+    """Poll ``predicate`` (in the worker thread) until it is truthy; a hang guard only.
+
+    The live refresh replaces the page's table under the reader, so an element found in one
+    call may be gone by the next: a stale element means "look again", like a falsy value.
+    """
+    from selenium.common.exceptions import StaleElementReferenceException
+
     with trio.fail_after(30):
         while True:
-            value = await in_thread(predicate)
+            try:
+                value = await in_thread(predicate)
+            except StaleElementReferenceException:
+                value = None
             if value:
                 return value
             await trio.sleep(0.05)
@@ -96,14 +108,16 @@ async def test_the_dashboard_in_a_real_browser(tmp_path: Path) -> None:
         )
         base = await dbos.serve_dashboard(port=0)
         driver = await in_thread(_driver)
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        wanted = os.environ.get("DBOS_TRIO_SCREENSHOTS")
+        screenshots = ROOT / wanted if wanted else tmp_path
+        screenshots.mkdir(parents=True, exist_ok=True)
         try:
 
             async def open_page(path: str) -> None:
                 await in_thread(driver.get, base + path)
 
             async def shot(name: str) -> None:
-                saved = await in_thread(driver.save_screenshot, str(SCREENSHOTS / f"{name}.png"))
+                saved = await in_thread(driver.save_screenshot, str(screenshots / f"{name}.png"))
                 assert saved, f"the screenshot of {name} was not written"
 
             # The list shows this test's workflows; the hostile one as text.
