@@ -10,6 +10,7 @@ concurrency, management — each a module of this package; :class:`DBOS` is all 
 from __future__ import annotations
 
 from .concurrency import Concurrency
+from .dashboard import Dashboard
 from .datasources import Datasource, Datasources
 from .debouncing import Debouncer, Debouncing
 from .durable import Durable
@@ -20,8 +21,9 @@ from .schedules import Schedules
 
 
 class DBOS(
-    Registration, Lifecycle, Durable, Concurrency, Management, Schedules, Debouncing, Datasources
-):
+    Registration, Lifecycle, Durable, Concurrency, Management, Schedules, Debouncing, Datasources,
+    Dashboard,
+):  # fmt: skip
     """Registers workflows and steps, and runs them once launched.
 
     ``DBOS(Config(app_name="orders", ...))`` connects nothing; ``async with

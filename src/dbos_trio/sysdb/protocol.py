@@ -27,14 +27,20 @@ from .records import (
     Caller,
     ClaimedWorkflow,
     ClaimRequest,
+    EventRecord,
+    ExecutorSummary,
     InitResult,
+    MessageRecord,
     NewWorkflow,
     Outcome,
     ParentStep,
+    QueueDepth,
     RecordedStep,
     ScheduleFilters,
     ScheduleRow,
     StreamBatch,
+    StreamEntry,
+    VersionRecord,
     WorkflowFilters,
     WorkflowRow,
 )
@@ -310,6 +316,26 @@ class SystemDatabase(Protocol):
         inputs, or report who holds the key; one transaction. With ``caller``, fenced by its
         owner token and recorded as its ``DBOS.debounce_delayed_workflow`` checkpoint in the
         same transaction (a checkpoint already there is returned instead)."""
+
+    # --- inspection (read-only, for operators: the dashboard) ----------------------------
+
+    async def list_events(self, workflow_id: str) -> list[EventRecord]:
+        """The workflow's events (current values), by key."""
+
+    async def list_messages(self, workflow_id: str, limit: int) -> list[MessageRecord]:
+        """Up to ``limit`` messages sent to the workflow, oldest first."""
+
+    async def list_stream_entries(self, workflow_id: str, limit: int) -> list[StreamEntry]:
+        """Up to ``limit`` stream values the workflow wrote, by key then offset."""
+
+    async def list_application_versions(self) -> list[VersionRecord]:
+        """Every registered application version, newest ``version_timestamp`` first."""
+
+    async def list_executor_summaries(self) -> list[ExecutorSummary]:
+        """Each (executor id, version) that workflow rows name, most recently active first."""
+
+    async def queue_depths(self) -> list[QueueDepth]:
+        """Counts of the ENQUEUED, PENDING and DELAYED workflows of every queue."""
 
     # --- fencing writes made elsewhere ---------------------------------------------------
 

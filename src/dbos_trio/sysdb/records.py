@@ -335,3 +335,70 @@ class BounceResult:
             holder_workflow_name=recorded.get("holder_workflow_name"),
             holder_application_name=recorded.get("holder_application_name"),
         )
+
+
+# --- inspection (read-only views for operators: the dashboard) -------------------------
+
+
+@attrs.frozen(kw_only=True)
+class EventRecord:
+    """A workflow's current value under one event key (``workflow_events``)."""
+
+    key: str
+    value: str
+    serialization: str | None
+
+
+@attrs.frozen(kw_only=True)
+class MessageRecord:
+    """One message sent to a workflow (``notifications``), consumed or waiting."""
+
+    message_uuid: str
+    topic: str | None
+    message: str
+    serialization: str | None
+    consumed: bool
+    created_at_epoch_ms: int | None
+
+
+@attrs.frozen(kw_only=True)
+class StreamEntry:
+    """One value written to a workflow's stream (``streams``)."""
+
+    key: str
+    offset: int
+    value: str
+    serialization: str | None
+
+
+@attrs.frozen(kw_only=True)
+class VersionRecord:
+    """A registered application version; the latest of an application has the highest
+    ``version_timestamp``."""
+
+    version_name: str
+    application_name: str | None
+    version_timestamp: int | None
+    created_at: int | None
+
+
+@attrs.frozen(kw_only=True)
+class ExecutorSummary:
+    """What the workflow rows say of one (executor id, application version): how many
+    workflows it holds PENDING and when it last touched one."""
+
+    executor_id: str
+    application_version: str | None
+    application_name: str | None
+    pending: int
+    total: int
+    last_updated_at: int | None
+
+
+@attrs.frozen(kw_only=True)
+class QueueDepth:
+    """How many workflows of one queue are in one unfinished status."""
+
+    queue_name: str
+    status: str
+    count: int

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .debounce import DebounceOperations
 from .fencing import FencingOperations
+from .inspection import InspectionOperations
 from .management import ManagementOperations
 from .messages import MessageOperations
 from .queues import QueueOperations
@@ -19,7 +20,7 @@ from .workflows import WorkflowOperations
 
 class SQLSystemDatabase(
     WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations,
-    ScheduleOperations, DebounceOperations, FencingOperations,
+    ScheduleOperations, DebounceOperations, FencingOperations, InspectionOperations,
 ):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 
