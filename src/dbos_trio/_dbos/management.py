@@ -150,7 +150,14 @@ class Management(DBOSBase):
     def cancel_workflow(
         self, workflow_id: str, *, cancel_children: bool = False
     ) -> Coroutine[Any, Any, None]:
-        """Cancel a workflow; one running here stops at once, elsewhere at its next checkpoint."""
+        """Cancel a workflow; one running here stops at once, elsewhere at its next checkpoint.
+
+        The row becomes CANCELLED (a finished or missing workflow is left alone); with
+        ``cancel_children`` its descendants too, one generation per statement, so a
+        cancelled call may leave later generations running (call again: it is
+        idempotent). Its awaiters get :class:`~dbos_trio.DBOSAwaitedWorkflowCancelledError`.
+        From a workflow body the call is a ``DBOS.cancelWorkflow`` checkpoint.
+        """
         validate.text(workflow_id, "workflow_id")
         validate.boolean(cancel_children, "cancel_children")
         executor = self._require_executor("cancel_workflow")
@@ -165,7 +172,14 @@ class Management(DBOSBase):
     def resume_workflow(
         self, workflow_id: str, *, queue_name: str | None = None
     ) -> Coroutine[Any, Any, WorkflowHandle[Any]]:
-        """Re-enqueue an unfinished workflow; it continues after its last checkpoint."""
+        """Re-enqueue an unfinished workflow; it continues after its last checkpoint.
+
+        Any status but SUCCESS and ERROR is resumed (CANCELLED and dead-lettered ones
+        included; recovery attempts reset), on ``queue_name`` or the internal queue. A
+        missing id raises :class:`~dbos_trio.DBOSNonExistentWorkflowError`. One statement:
+        a cancelled call resumed it or did not. From a workflow body the call is a
+        ``DBOS.resumeWorkflow`` checkpoint.
+        """
         validate.text(workflow_id, "workflow_id")
         validate.optional_text(queue_name, "queue_name")
         executor = self._require_executor("resume_workflow")
@@ -189,7 +203,15 @@ class Management(DBOSBase):
         application_version: str | None = None,
         queue_name: str | None = None,
     ) -> Coroutine[Any, Any, WorkflowHandle[Any]]:
-        """A new workflow that replays the steps before ``start_step`` and re-runs the rest."""
+        """A new workflow that replays the steps before ``start_step`` and re-runs the rest.
+
+        The original's recorded steps before ``start_step`` are copied to the new one, which
+        is enqueued (on ``queue_name``, else the internal queue) under an enclosing
+        ``SetWorkflowID``'s id or a fresh one. A missing original raises
+        :class:`~dbos_trio.DBOSNonExistentWorkflowError`. The copy and the new row are one
+        transaction: a cancelled call forked or did not. From a workflow body the call is a
+        checkpoint (a replay returns the same fork).
+        """
         validate.text(workflow_id, "workflow_id")
         validate.integer(start_step, "start_step", low=1, high=validate.INT32_MAX)
         validate.optional_text(application_version, "application_version")

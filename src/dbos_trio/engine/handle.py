@@ -50,7 +50,12 @@ class StoredWorkflowHandle(Generic[R]):
         return f"{type(self).__name__}({self._workflow_id!r})"
 
     async def get_status(self) -> WorkflowStatus:
-        """The workflow's current status row (raises if the workflow no longer exists)."""
+        """The workflow's current status row, read now.
+
+        Raises :class:`~dbos_trio.DBOSNonExistentWorkflowError` if the workflow was
+        deleted. One read: cancellation changes nothing; a database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries.
+        """
         row = await self._runtime.sysdb.get_workflow(self._workflow_id)
         if row is None:
             raise DBOSNonExistentWorkflowError("target", self._workflow_id)
