@@ -218,7 +218,31 @@ class Config:
     :class:`~dbos_trio.DBOSUnorderedTaskError` naming the call; ``"warn"`` logs a warning
     once per workflow execution and takes the next id, as the official SDK does."""
 
+    heartbeat_interval: float = attrs.field(
+        default=10.0, validator=_field_check(require_positive_seconds)
+    )
+    """How often this executor stamps ``updated_at`` on the PENDING rows it is running: the
+    liveness other executors read before they adopt or recover rows (a row touched within
+    three intervals is taken to be running, and is left alone). Use one value across the
+    executors of an application."""
+    adopt_dead_executors_after: float | None = attrs.field(
+        default=None, validator=_field_check(require_optional_seconds)
+    )
+    """None (the default): only ``recover_executor`` moves another executor's work. A
+    number of seconds: this executor re-enqueues the PENDING rows of any executor of its
+    application none of whose rows was stamped for that long (at least three heartbeat
+    intervals), so a dead machine's work runs without it coming back."""
+
     def __attrs_post_init__(self) -> None:
+        if (
+            self.adopt_dead_executors_after is not None
+            and self.adopt_dead_executors_after < 3 * self.heartbeat_interval
+        ):
+            raise _fail(
+                "Config.adopt_dead_executors_after",
+                f"{self.adopt_dead_executors_after!r} s is under three heartbeat intervals "
+                f"({3 * self.heartbeat_interval!r} s): live executors' work would be adopted",
+            )
         if not self.allow_pickle and self.serializer.name() == "py_pickle":
             raise _fail(
                 "Config.allow_pickle",

@@ -17,10 +17,19 @@ from .lifecycle import Lifecycle
 from .management import Management
 from .registration import Registration, StepDecorator
 from .schedules import Schedules
+from .versions import Versions
 
 
 class DBOS(
-    Registration, Lifecycle, Durable, Concurrency, Management, Schedules, Debouncing, Datasources
+    Registration,
+    Lifecycle,
+    Durable,
+    Concurrency,
+    Management,
+    Schedules,
+    Debouncing,
+    Datasources,
+    Versions,
 ):
     """Registers workflows and steps, and runs them once launched.
 

@@ -26,6 +26,7 @@ from ..core.statuses import (
 )
 from ..sysdb.records import Outcome
 from ..sysdb.wakeups import outcome_key
+from . import versions
 
 if TYPE_CHECKING:
     from .executor import LocalExecution, Runtime
@@ -91,4 +92,6 @@ async def wait_for_outcome(
                 _warn_once(workflow_id, "has no name: no executor can ever run it")
             running_here = executor.local.get(workflow_id)
             local = running_here is not None and running_here is not exclude_local
+            if not local:
+                await versions.warn_if_stranded(executor, workflow_id)
             await subscription.wait(LOCAL_RECHECK_SECONDS if local else interval)

@@ -335,3 +335,28 @@ class BounceResult:
             holder_workflow_name=recorded.get("holder_workflow_name"),
             holder_application_name=recorded.get("holder_application_name"),
         )
+
+
+@attrs.frozen(kw_only=True)
+class ApplicationVersion:
+    """A row of ``application_versions``: the latest of an application is the one with the
+    highest ``version_timestamp`` among its own rows and unclaimed ones."""
+
+    version_id: str
+    version_name: str
+    version_timestamp: int
+    created_at: int
+    application_name: str | None
+
+
+@attrs.frozen(kw_only=True)
+class ActiveCount:
+    """How many rows of one (application version, status, executor, workflow name) are
+    still to run (PENDING, ENQUEUED or DELAYED), and when the newest of them was touched."""
+
+    application_version: str | None
+    status: str
+    executor_id: str | None
+    name: str | None
+    count: int
+    last_updated_ms: int | None

@@ -14,12 +14,13 @@ from .management import ManagementOperations
 from .messages import MessageOperations
 from .queues import QueueOperations
 from .schedules import ScheduleOperations
+from .versions import VersionOperations
 from .workflows import WorkflowOperations
 
 
 class SQLSystemDatabase(
     WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations,
-    ScheduleOperations, DebounceOperations, FencingOperations,
+    ScheduleOperations, DebounceOperations, FencingOperations, VersionOperations,
 ):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 
