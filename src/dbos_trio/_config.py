@@ -152,6 +152,10 @@ def _check_unordered_tasks(_: Any, attribute: attrs.Attribute[str], value: Any) 
         raise _fail(f"Config.{attribute.name}", f"{value!r} must be 'error' or 'warn'")
 
 
+# Seconds between an executor's stamps of the rows it runs (see Config.heartbeat_interval).
+DEFAULT_HEARTBEAT_INTERVAL = 10.0
+
+
 @attrs.frozen(kw_only=True)
 class Config:
     """How a :class:`~dbos_trio.DBOS` instance connects and identifies itself."""
@@ -219,7 +223,7 @@ class Config:
     once per workflow execution and takes the next id, as the official SDK does."""
 
     heartbeat_interval: float = attrs.field(
-        default=10.0, validator=_field_check(require_positive_seconds)
+        default=DEFAULT_HEARTBEAT_INTERVAL, validator=_field_check(require_positive_seconds)
     )
     """How often this executor stamps ``updated_at`` on the PENDING rows it is running: the
     liveness other executors read before they adopt or recover rows (a row touched within

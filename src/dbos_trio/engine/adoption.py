@@ -36,7 +36,7 @@ from .._errors import SystemDatabaseError
 from ..sysdb.wakeups import queue_key
 
 if TYPE_CHECKING:
-    from .executor import Executor
+    from .executor import Executor, Runtime
 
 logger = logging.getLogger("dbos_trio.recovery")
 
@@ -45,31 +45,65 @@ LIVENESS_INTERVALS = 3
 
 
 def live_window_ms(executor: Executor) -> int:
-    return round(LIVENESS_INTERVALS * executor.config.heartbeat_interval * 1000)
+    return window_ms(executor.config.heartbeat_interval)
+
+
+def window_ms(heartbeat_interval: float) -> int:
+    """The liveness window for executors stamping every ``heartbeat_interval`` seconds."""
+    return round(LIVENESS_INTERVALS * heartbeat_interval * 1000)
 
 
 async def recover_executor(
     executor: Executor, executor_id: str, *, application_version: str | None = None
 ) -> list[str]:
-    """Re-enqueue ``executor_id``'s PENDING rows of this application (of
-    ``application_version``, or every version when None) not stamped within the liveness
-    window; the ids moved. Rows skipped as alive are logged with their count."""
-    now = executor.clock.now_ms()
-    moved = await executor.sysdb.reenqueue_executor(
+    """:func:`recover` from a launched executor (its application, its liveness window),
+    waking its queue workers to run what moved."""
+    moved = await recover(
+        executor,
+        executor_id,
+        application_name=executor.app_name,
+        application_version=application_version,
+        live_window=live_window_ms(executor),
+    )
+    if moved:
+        _wake_workers(executor)
+    return moved
+
+
+async def recover(
+    runtime: Runtime,
+    executor_id: str,
+    *,
+    application_name: str,
+    application_version: str | None,
+    live_window: int,
+) -> list[str]:
+    """Re-enqueue ``executor_id``'s PENDING rows of ``application_name`` (and unclaimed
+    ones; of ``application_version``, or every version when None) not stamped within
+    ``live_window`` ms; the ids moved. Rows left as alive are logged with their count."""
+    now = runtime.clock.now_ms()
+    moved = await runtime.sysdb.reenqueue_executor(
         executor_id,
         application_version,
-        executor.app_name,
+        application_name,
         now,
-        updated_before_ms=now - live_window_ms(executor),
+        updated_before_ms=now - live_window,
     )
-    skipped = await _still_pending(executor, executor_id, application_version)
+    counts = await runtime.sysdb.active_counts(application_name)
+    skipped = sum(
+        c.count
+        for c in counts
+        if c.status == "PENDING"
+        and c.executor_id == executor_id
+        and (application_version is None or c.application_version == application_version)
+    )
     if skipped:
         logger.warning(
             "executor %s still has %d PENDING workflow(s) stamped within the last %g s: it "
             "looks alive, so they were left to it (recover again once it is gone)",
             executor_id,
             skipped,
-            live_window_ms(executor) / 1000,
+            live_window / 1000,
         )
     if moved:
         logger.info(
@@ -78,21 +112,7 @@ async def recover_executor(
             executor_id,
             ", ".join(moved[:5]) + (" ..." if len(moved) > 5 else ""),
         )
-        _wake_workers(executor)
     return moved
-
-
-async def _still_pending(
-    executor: Executor, executor_id: str, application_version: str | None
-) -> int:
-    counts = await executor.sysdb.active_counts(executor.app_name)
-    return sum(
-        c.count
-        for c in counts
-        if c.status == "PENDING"
-        and c.executor_id == executor_id
-        and (application_version is None or c.application_version == application_version)
-    )
 
 
 def _wake_workers(executor: Executor) -> None:

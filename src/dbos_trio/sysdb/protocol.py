@@ -363,3 +363,7 @@ class SystemDatabase(Protocol):
     ) -> list[str]:
         """Executors other than ``executor_id`` holding PENDING rows of the application (or
         unclaimed) none of which was updated after ``silent_before_ms``."""
+
+    async def names_ever_run(self, names: list[str]) -> set[str]:
+        """Of ``names``, those of which some row was ever dequeued or started (a scan:
+        for diagnostics, never on a hot path)."""

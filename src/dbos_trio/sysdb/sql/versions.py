@@ -128,3 +128,9 @@ class VersionOperations(SQLBackendBase):
             },
         )
         return sorted(str(row[0]) for row in rows)
+
+    async def names_ever_run(self, names: list[str]) -> set[str]:
+        if not names:
+            return set()
+        rows = await self._db.all("names_ever_run", {"names": list(names)})
+        return {str(row[0]) for row in rows}

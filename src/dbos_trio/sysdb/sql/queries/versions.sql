@@ -66,3 +66,9 @@ WHERE status = 'PENDING' AND executor_id IS NOT NULL AND executor_id <> :executo
   AND (application_name = :application_name OR application_name IS NULL)
 GROUP BY executor_id
 HAVING MAX(updated_at) <= :silent_before
+
+-- name: names_ever_run
+-- Of the given workflow names, those some row of which was ever dequeued or started
+-- (doctor: a name never run anywhere is likely misspelled). A scan: diagnostics only.
+SELECT DISTINCT name FROM {schema}.workflow_status
+WHERE name {in:names} AND status NOT IN ('ENQUEUED', 'DELAYED')
