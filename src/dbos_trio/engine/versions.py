@@ -22,7 +22,9 @@ must never stop the work it diagnoses.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import trio
@@ -81,12 +83,14 @@ def describe_pinned(pinned: dict[str, dict[str, int]]) -> str:
 
 async def warn_pinned_elsewhere(executor: Executor) -> dict[str, dict[str, int]]:
     """The launch census: one WARNING if rows of this application wait under other
-    versions (they never run here). Returns what it counted."""
+    versions (they never run here), and one per unknown ENQUEUED workflow name (see
+    :func:`census`). Returns the rows pinned elsewhere."""
     try:
         counts = await executor.sysdb.active_counts(executor.app_name)
     except SystemDatabaseError as error:
         logger.warning("cannot count workflows pinned to other versions: %s", error)
         return {}
+    warn_unknown_names(executor, counts)
     pinned = pinned_elsewhere(counts, executor.app_version)
     if pinned:
         total = sum(sum(by_status.values()) for by_status in pinned.values())
@@ -110,14 +114,16 @@ async def warn_pinned_elsewhere(executor: Executor) -> dict[str, dict[str, int]]
 
 # --- waiters ---------------------------------------------------------------------------
 
-_warned_ids: set[str] = set()
+# Per runtime (an executor), the workflow ids already warned about.
+_warned_ids: weakref.WeakKeyDictionary[Runtime, set[str]] = weakref.WeakKeyDictionary()
 
 
 async def warn_if_stranded(runtime: Runtime, workflow_id: str) -> None:
     """Once per workflow id per process: if nothing this executor knows of can run the
     row being waited on, say why and how to fix it (WARNING). Reads only; a failed read
     is skipped."""
-    if workflow_id in _warned_ids or workflow_id in runtime.local:
+    warned = _warned_ids.setdefault(runtime, set())
+    if workflow_id in warned or workflow_id in runtime.local:
         return
     app_version = getattr(runtime, "app_version", None)
     if app_version is None:
@@ -159,7 +165,7 @@ async def warn_if_stranded(runtime: Runtime, workflow_id: str) -> None:
             "dbos.recover_executor)"
         )
     if problems:
-        _warned_ids.add(workflow_id)
+        warned.add(workflow_id)
         logger.warning(
             "waiting on workflow %s (%s), which may never run: %s",
             workflow_id,
@@ -184,33 +190,47 @@ def unknown_names(counts: list[ActiveCount], executor: Executor) -> dict[str, in
     return dict(found)
 
 
+_warned_names: weakref.WeakKeyDictionary[Executor, set[str]] = weakref.WeakKeyDictionary()
+
+
+def note_warned_names(executor: Executor, names: Iterable[str]) -> None:
+    """Names another warning already reported (recovery's, at launch): not repeated."""
+    _warned_names.setdefault(executor, set()).update(names)
+
+
+def warn_unknown_names(executor: Executor, counts: list[ActiveCount]) -> None:
+    """One WARNING per workflow name newly found ENQUEUED for this version but registered
+    nowhere in this process."""
+    warned = _warned_names.setdefault(executor, set())
+    for name, count in sorted(unknown_names(counts, executor).items()):
+        if name in warned:
+            continue
+        warned.add(name)
+        logger.warning(
+            "%d ENQUEUED workflow(s) name %r, which this executor does not register "
+            "(registered: %s): they wait for an executor that does. A misspelled name in "
+            "an enqueue never runs: cancel them (dbos-trio workflow cancel ID) and enqueue "
+            "the right name",
+            count,
+            name,
+            ", ".join(executor.workflow_names) or "none",
+        )
+
+
 async def census(
     executor: Executor,
     *,
     interval: float = CENSUS_INTERVAL_SECONDS,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Every ``interval`` (Trio clock), one WARNING per workflow name newly found ENQUEUED
-    for this version but registered nowhere in this process. Cancellation stops it."""
+    """After launch's census, every ``interval`` (Trio clock), warn about unknown names
+    again (:func:`warn_unknown_names`). Cancellation stops it between passes."""
     task_status.started()
-    warned: set[str] = set()
     while True:
+        await trio.sleep(interval)
         try:
             counts = await executor.sysdb.active_counts(executor.app_name)
         except SystemDatabaseError as error:
             logger.warning("workflow census failed (trying again next interval): %s", error)
         else:
-            for name, count in sorted(unknown_names(counts, executor).items()):
-                if name in warned:
-                    continue
-                warned.add(name)
-                logger.warning(
-                    "%d ENQUEUED workflow(s) name %r, which this executor does not register "
-                    "(registered: %s): they wait for an executor that does. A misspelled "
-                    "name in an enqueue never runs: cancel them (dbos-trio workflow cancel "
-                    "ID) and enqueue the right name",
-                    count,
-                    name,
-                    ", ".join(executor.workflow_names) or "none",
-                )
-        await trio.sleep(interval)
+            warn_unknown_names(executor, counts)
