@@ -1,5 +1,6 @@
-"""``dbos-trio version list|set-latest``, ``dbos-trio workflow recover --executor ID`` and
-``dbos-trio doctor``: upgrades and stranded work from the command line.
+"""``dbos-trio version list|set-latest``, ``dbos-trio workflow recover --executor ID``,
+``dbos-trio doctor`` and ``dbos-trio rename-application``: upgrades and stranded work from
+the command line.
 
 Kept apart from :mod:`dbos_trio.cli`: :func:`add_parsers` adds ``version`` and ``doctor``
 to its subparsers, :func:`add_workflow_actions` adds ``recover`` to ``workflow``'s. Each
@@ -20,7 +21,7 @@ import attrs
 from ._config import DATABASE_URL_ENV, DEFAULT_HEARTBEAT_INTERVAL, SYSTEM_DATABASE_URL_ENV
 from ._errors import DBOSException
 from .client import Client
-from .engine import adoption, doctor
+from .engine import adoption, doctor, rename
 
 CLI_RETRY_LIMIT_SECONDS = 10.0
 
@@ -40,7 +41,8 @@ def _heartbeat_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
-    """Add ``version`` (``list``, ``set-latest``) and ``doctor`` to ``commands``."""
+    """Add ``version`` (``list``, ``set-latest``), ``doctor`` and ``rename-application``
+    to ``commands``."""
     version = commands.add_parser("version", help="application versions")
     actions = version.add_subparsers(dest="version_action", required=True)
     listing = actions.add_parser("list", parents=[common], help="list versions, newest first")
@@ -58,6 +60,20 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     _application_option(check, help_text="one application (and unclaimed rows); default: all")
     _heartbeat_option(check)
     check.set_defaults(run=_doctor)
+    renaming = commands.add_parser(
+        "rename-application",
+        parents=[common],
+        help="re-own an application's rows under a new name (stop it first)",
+    )
+    renaming.add_argument("--from", "-f", dest="old_name", default=None, help="the old name")
+    renaming.add_argument("--to", "-t", dest="new_name", required=True, help="the new name")
+    renaming.add_argument(
+        "--adopt-unclaimed-rows", action="store_true", help="also re-own unclaimed rows"
+    )
+    renaming.add_argument(
+        "--batch-size", type=int, default=rename.DEFAULT_BATCH_SIZE, help="workflows per batch"
+    )
+    renaming.set_defaults(run=_rename_application, application_name=None)
 
 
 def add_workflow_actions(actions: Any, common: argparse.ArgumentParser) -> None:
@@ -201,3 +217,31 @@ async def _doctor(args: argparse.Namespace) -> None:
     print("\nfixes:")
     for f in diagnosis.findings:
         print(f"  {f.subject}: {f.fix}")
+
+
+async def _rename_application(args: argparse.Namespace) -> None:
+    def progress(what: str, moved: int) -> None:
+        if not args.json:
+            print(f"  {what}: {moved} re-owned", flush=True)
+
+    rename.check_rename(
+        args.old_name,
+        args.new_name,
+        adopt_unclaimed=args.adopt_unclaimed_rows,
+        batch_size=args.batch_size,
+    )
+    async with _client(args) as client:
+        counts = await client.rename_application(
+            args.old_name,
+            args.new_name,
+            batch_size=args.batch_size,
+            adopt_unclaimed_rows=args.adopt_unclaimed_rows,
+            progress=progress,
+        )
+    if args.json:
+        print(json.dumps(attrs.asdict(counts)))
+        return
+    print(
+        f"renamed {args.old_name or '(unclaimed rows)'} to {args.new_name}: "
+        + ", ".join(f"{n} {table}" for table, n in attrs.asdict(counts).items())
+    )

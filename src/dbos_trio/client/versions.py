@@ -11,7 +11,7 @@ from __future__ import annotations
 from .._config import DEFAULT_HEARTBEAT_INTERVAL
 from .._errors import DBOSException
 from ..core import validate
-from ..engine import adoption, versions
+from ..engine import adoption, rename, versions
 from ..sysdb.records import ActiveCount, ApplicationVersion
 from .base import ClientBase
 
@@ -85,4 +85,28 @@ class ClientVersions(ClientBase):
             application_name=name,
             application_version=application_version,
             live_window=adoption.window_ms(heartbeat_interval),
+        )
+
+    async def rename_application(
+        self,
+        old_name: str | None,
+        new_name: str,
+        *,
+        batch_size: int = rename.DEFAULT_BATCH_SIZE,
+        adopt_unclaimed_rows: bool = False,
+        progress: rename.Progress | None = None,
+    ) -> rename.RenameCounts:
+        """Re-own ``old_name``'s rows (and, with ``adopt_unclaimed_rows``, unclaimed ones)
+        as ``new_name``: queues, schedules, versions and in-flight workflows in one
+        transaction, then finished workflows and steps in batches, ``progress(what,
+        count)`` after each. Stop the application first. Bad arguments raise before
+        anything is written; an interrupted rename is finished by running it again."""
+        runtime = self._require("rename_application")
+        return await rename.rename_application(
+            runtime,
+            old_name,
+            new_name,
+            adopt_unclaimed=adopt_unclaimed_rows,
+            batch_size=batch_size,
+            progress=progress,
         )

@@ -34,6 +34,8 @@ from .records import (
     Outcome,
     ParentStep,
     RecordedStep,
+    RenameBatch,
+    RenameCore,
     ScheduleFilters,
     ScheduleRow,
     StreamBatch,
@@ -367,3 +369,25 @@ class SystemDatabase(Protocol):
     async def names_ever_run(self, names: list[str]) -> set[str]:
         """Of ``names``, those of which some row was ever dequeued or started (a scan:
         for diagnostics, never on a hot path)."""
+
+    # --- renaming an application (sql/rename.py) -----------------------------------------
+
+    async def rename_application_core(
+        self, old_name: str | None, new_name: str, *, adopt_unclaimed: bool
+    ) -> RenameCore:
+        """Re-own queues, schedules, versions and PENDING/ENQUEUED/DELAYED workflows of
+        ``old_name`` (and unclaimed ones with ``adopt_unclaimed``) in one transaction."""
+
+    async def rename_application_batch(
+        self,
+        table: str,
+        old_name: str | None,
+        new_name: str,
+        *,
+        adopt_unclaimed: bool,
+        after: str,
+        batch_size: int,
+    ) -> RenameBatch:
+        """Re-own the next ``batch_size`` workflow ids' rows of ``table`` (``"workflows"``
+        or ``"steps"``) after key ``after``, in one transaction; the last batch takes
+        every row left."""

@@ -360,3 +360,22 @@ class ActiveCount:
     name: str | None
     count: int
     last_updated_ms: int | None
+
+
+@attrs.frozen(kw_only=True)
+class RenameCore:
+    """Rows a rename moved in its one transaction, by table."""
+
+    queues: int
+    schedules: int
+    versions: int
+    workflows: int
+
+
+@attrs.frozen(kw_only=True)
+class RenameBatch:
+    """One batch of a rename's finished rows: how many moved, and the key it ended at
+    (None: it was the last batch)."""
+
+    moved: int
+    upper: str | None
