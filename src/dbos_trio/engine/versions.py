@@ -134,7 +134,8 @@ async def warn_if_stranded(runtime: Runtime, workflow_id: str) -> None:
         if row is None or row.status not in ACTIVE:
             return
         newest = await executor.sysdb.latest_version(executor.app_name)
-    except SystemDatabaseError:
+    except Exception as error:  # a diagnosis never breaks the wait it diagnoses
+        logger.debug("cannot tell whether workflow %s can run: %r", workflow_id, error)
         return
     problems: list[str] = []
     version = row.application_version
