@@ -84,12 +84,15 @@ class Versions(DBOSBase):
         self, executor_id: str, *, application_version: str | None = None
     ) -> list[str]:
         """Re-enqueue the PENDING rows of ``executor_id`` (this application's and unclaimed
-        ones) under ``application_version`` (default: this executor's); their ids.
+        ones; of ``application_version`` only, or of every version when None); their ids.
 
-        For a dead machine's work: one fenced write (each row's owner token is cleared),
-        so if that executor is in fact alive, its execution of a row stops at its next
-        checkpoint write and the row runs once more from its checkpoints, never twice at
-        once past a step. Cancellation: the write either happened whole or not at all.
+        For a dead machine's work. A row its owner stamped within three heartbeat
+        intervals (``Config.heartbeat_interval``) is taken to be running and left alone
+        (logged with the count), so recovering a live executor runs nothing twice. The
+        rest move in one write that clears each row's owner token (the fence): an owner
+        that was alive after all loses at its next checkpoint write. Rows keep their
+        version, and run on executors of it. Cancellation: the write happened whole or
+        not at all; a database failure raises :class:`~dbos_trio.SystemDatabaseError`.
         """
         validate.text(executor_id, "executor_id")
         validate.optional_text(application_version, "application_version")
