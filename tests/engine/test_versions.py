@@ -104,14 +104,16 @@ async def test_waiting_on_a_row_of_another_version_warns_once_with_the_fix(
         with SetWorkflowID("stranded"):
             await old.enqueue_workflow("q-none", job)
     new = make_dbos(app_version="v-new", outcome_poll_interval=0.05)
-    register_job(new)
+    new_job = register_job(new)
     async with new.launched():
         caplog.set_level(logging.WARNING, logger="dbos_trio")
-        handle = await new.retrieve_workflow("stranded")
+        with SetWorkflowID("stranded"):
+            handle = await new.start_workflow(new_job)  # an existing id: warned at once
+        assert len(warnings_of(caplog, "waiting on workflow stranded")) == 1
         for _ in range(2):
             with trio.move_on_after(0.3):  # it never finishes: that is the point
                 await handle.get_result()
-    (warning,) = warnings_of(caplog, "waiting on workflow stranded")
+    (warning,) = warnings_of(caplog, "waiting on workflow stranded")  # once per id
     assert "'v-old'" in warning and "fork stranded --application-version v-new" in warning
 
 
