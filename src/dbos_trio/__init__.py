@@ -45,9 +45,11 @@ from .engine.handle import WorkflowHandle
 from .engine.options import SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
 from .engine.schedules import ClientScheduleInput, ScheduleInput, WorkflowSchedule
 from .engine.status import StepInfo, WorkflowStatus
+from .sysdb.records import ApplicationVersion
 
 __all__ = [
     "DBOS",
+    "ApplicationVersion",
     "Client",
     "ClientDebouncer",
     "ClientScheduleInput",

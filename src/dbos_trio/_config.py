@@ -152,6 +152,10 @@ def _check_unordered_tasks(_: Any, attribute: attrs.Attribute[str], value: Any) 
         raise _fail(f"Config.{attribute.name}", f"{value!r} must be 'error' or 'warn'")
 
 
+# Seconds between an executor's stamps of the rows it runs (see Config.heartbeat_interval).
+DEFAULT_HEARTBEAT_INTERVAL = 10.0
+
+
 @attrs.frozen(kw_only=True)
 class Config:
     """How a :class:`~dbos_trio.DBOS` instance connects and identifies itself.
@@ -184,6 +188,9 @@ class Config:
       failure before it raises (None: until the database is back).
     - ``scheduler_polling_interval_sec`` [30.0]: how often schedules are re-read.
     - ``unordered_tasks`` ["error"]: durable calls from plain Trio tasks raise, or "warn".
+    - ``heartbeat_interval`` [10.0]: seconds between stamps of the rows this executor runs.
+    - ``adopt_dead_executors_after`` [None]: seconds of silence after which this executor
+      takes over another executor's PENDING rows (None: only ``recover_executor`` does).
     """
 
     app_name: str = attrs.field(validator=_check_app_name)
@@ -281,7 +288,31 @@ class Config:
     :class:`~dbos_trio.DBOSUnorderedTaskError` naming the call; ``"warn"`` logs a warning
     once per workflow execution and takes the next id, as the official SDK does."""
 
+    heartbeat_interval: float = attrs.field(
+        default=DEFAULT_HEARTBEAT_INTERVAL, validator=_field_check(require_positive_seconds)
+    )
+    """How often this executor stamps ``updated_at`` on the PENDING rows it is running: the
+    liveness other executors read before they adopt or recover rows (a row touched within
+    three intervals is taken to be running, and is left alone). Use one value across the
+    executors of an application."""
+    adopt_dead_executors_after: float | None = attrs.field(
+        default=None, validator=_field_check(require_optional_seconds)
+    )
+    """None (the default): only ``recover_executor`` moves another executor's work. A
+    number of seconds: this executor re-enqueues the PENDING rows of any executor of its
+    application none of whose rows was stamped for that long (at least three heartbeat
+    intervals), so a dead machine's work runs without it coming back."""
+
     def __attrs_post_init__(self) -> None:
+        if (
+            self.adopt_dead_executors_after is not None
+            and self.adopt_dead_executors_after < 3 * self.heartbeat_interval
+        ):
+            raise _fail(
+                "Config.adopt_dead_executors_after",
+                f"{self.adopt_dead_executors_after!r} s is under three heartbeat intervals "
+                f"({3 * self.heartbeat_interval!r} s): live executors' work would be adopted",
+            )
         if not self.allow_pickle and self.serializer.name() == "py_pickle":
             raise _fail(
                 "Config.allow_pickle",

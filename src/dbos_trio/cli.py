@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 import attrs
 import trio
 
-from . import cli_dashboard, cli_schedules
+from . import cli_dashboard, cli_schedules, cli_versions
 from ._cli_errors import (
     CLI_RETRY_LIMIT_SECONDS,
     EXIT_CODES_HELP,
@@ -395,6 +395,7 @@ def _parser() -> argparse.ArgumentParser:
     fork_action.add_argument("--forked-workflow-id", "-f", default=None)
     fork_action.add_argument("--application-version", "-v", default=None)
     fork_action.set_defaults(run=_workflow_fork)
+    cli_versions.add_workflow_actions(actions, common)
 
     queue = commands.add_parser("queue", help="queued workflows", **layout)
     queue_actions = queue.add_subparsers(dest="action", required=True)
@@ -403,6 +404,7 @@ def _parser() -> argparse.ArgumentParser:
     queue_list.set_defaults(run=_queue_list)
     cli_schedules.add_parsers(commands, common)
     cli_dashboard.add_parsers(commands, common)
+    cli_versions.add_parsers(commands, common)
     return parser
 
 

@@ -28,7 +28,7 @@ async def test_inspection_reads_what_the_workflows_wrote(dbos_url: str) -> None:
         assert not any(m.consumed for m in messages) and messages[0].created_at_epoch_ms
         assert await sysdb.list_messages(HOSTILE_ID, 10) == []
 
-        versions = await sysdb.list_application_versions()
+        versions = await sysdb.list_application_versions(None)
         assert any(v.version_name == "v1" for v in versions)
         [summary] = [e for e in await sysdb.list_executor_summaries() if e.executor_id == "local"]
         assert summary.application_version == "v1" and summary.pending == 1

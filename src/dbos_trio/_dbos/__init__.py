@@ -18,11 +18,12 @@ from .lifecycle import Lifecycle
 from .management import Management
 from .registration import Registration, StepDecorator
 from .schedules import Schedules
+from .versions import Versions
 
 
 class DBOS(
     Registration, Lifecycle, Durable, Concurrency, Management, Schedules, Debouncing, Datasources,
-    Dashboard,
+    Dashboard, Versions,
 ):  # fmt: skip
     """Registers workflows and steps, and runs them once launched.
 

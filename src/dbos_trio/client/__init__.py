@@ -32,9 +32,10 @@ from .management import ClientManagement
 from .messaging import ClientMessaging
 from .options import EnqueueOptions
 from .schedules import ClientSchedules
+from .versions import ClientVersions
 
 
-class Client(ClientMessaging, ClientManagement, ClientSchedules, ClientDebouncing):
+class Client(ClientMessaging, ClientManagement, ClientSchedules, ClientDebouncing, ClientVersions):
     """A connection to a system database for enqueueing, messaging and managing workflows.
 
     ``async with Client(url, app_name="orders") as client:`` connects, verifies the schema

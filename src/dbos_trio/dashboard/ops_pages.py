@@ -6,7 +6,7 @@ from typing import Any
 
 from ..core.admission import QueueConfig
 from ..engine.schedules import WorkflowSchedule
-from ..sysdb.records import ExecutorSummary, QueueDepth, VersionRecord
+from ..sysdb.records import ApplicationVersion, ExecutorSummary, QueueDepth
 from .markup import Html, html
 from .render import table, url, when
 
@@ -80,7 +80,7 @@ def schedules_content(schedules: list[WorkflowSchedule]) -> Html:
     )
 
 
-def executors_content(executors: list[ExecutorSummary], versions: list[VersionRecord]) -> Html:
+def executors_content(executors: list[ExecutorSummary], versions: list[ApplicationVersion]) -> Html:
     latest: dict[str | None, str] = {}
     for version in versions:  # newest first
         latest.setdefault(version.application_name, version.version_name)

@@ -26,6 +26,7 @@ from ..engine import fork, management, schedules
 from ..engine.executor import Runtime
 from ..engine.schedules import WorkflowSchedule
 from ..sysdb.records import (
+    ApplicationVersion,
     EventRecord,
     ExecutorSummary,
     MessageRecord,
@@ -33,7 +34,6 @@ from ..sysdb.records import (
     RecordedStep,
     ScheduleFilters,
     StreamEntry,
-    VersionRecord,
     WorkflowFilters,
     WorkflowRow,
 )
@@ -162,9 +162,9 @@ class Source:
         rows = await self.runtime.sysdb.list_schedules(ScheduleFilters())
         return [schedules.view(self.codec, row) for row in rows]
 
-    async def executors(self) -> tuple[list[ExecutorSummary], list[VersionRecord]]:
+    async def executors(self) -> tuple[list[ExecutorSummary], list[ApplicationVersion]]:
         sysdb = self.runtime.sysdb
-        return await sysdb.list_executor_summaries(), await sysdb.list_application_versions()
+        return await sysdb.list_executor_summaries(), await sysdb.list_application_versions(None)
 
     # --- actions (the engine's management calls, as Client makes them) ----------------
 

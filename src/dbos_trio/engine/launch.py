@@ -47,7 +47,7 @@ from ..sysdb.open import open_system_database
 from ..sysdb.protocol import SystemDatabase
 from ..sysdb.retry import EXECUTOR_POLICY
 from ..sysdb.wakeups import WakeupRegistry
-from . import dequeue, orphans, queues, recovery, scheduler, timeouts, watch
+from . import adoption, dequeue, orphans, queues, recovery, scheduler, timeouts, versions, watch
 from .executor import Executor, ExecutorSlot
 
 logger = logging.getLogger("dbos_trio")
@@ -186,15 +186,19 @@ async def _start(executor: Executor, declared_queues: list[QueueConfig]) -> None
         await nursery.start(task)
     await queues.register_queues(executor, declared_queues)
     executor.recovered_count = await recovery.reenqueue_abandoned(executor)
+    await versions.warn_pinned_elsewhere(executor)
     await scheduler.start(executor)
+    await nursery.start(adoption.heartbeat, executor)
     interval = executor.background_interval
     if interval is None:
         await nursery.start(dequeue.supervise, executor)
         await nursery.start(timeouts.sweep, executor)
         await nursery.start(orphans.sweep, executor)
         await nursery.start(watch.watch, executor)
+        await nursery.start(versions.census, executor)
     else:
         await nursery.start(partial(dequeue.supervise, executor, sweep_interval=interval))
         await nursery.start(partial(timeouts.sweep, executor, interval=interval))
         await nursery.start(partial(orphans.sweep, executor, interval=interval))
         await nursery.start(partial(watch.watch, executor, interval=interval))
+        await nursery.start(partial(versions.census, executor, interval=interval))

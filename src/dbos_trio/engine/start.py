@@ -26,7 +26,7 @@ from .._registry import DBOSConfiguredInstance, RegisteredWorkflow, member_kind
 from .._serialization import PICKLE, PORTABLE_JSON
 from ..core.units import timeout_ms as to_timeout_ms
 from ..sysdb.records import InitResult, ParentStep, RecordedStep
-from . import checkpoint
+from . import checkpoint, versions
 from .checkpoint import Slot
 from .context import WorkflowContext, current_step, current_workflow
 from .options import enqueue_options, take_assigned_id, timeout_option
@@ -293,6 +293,10 @@ async def start(
     check_same_workflow(workflow_id, init, registered.name, shape.class_name, shape.config_name)
     if not init.created:
         logger.debug("workflow %s exists (%s): not running it again", workflow_id, init.status)
+        if parent is None and init.status in versions.ACTIVE:
+            # Starting an unfinished existing id is a wait on it: say now if nothing can
+            # run it (two reads, only for this case).
+            await versions.warn_if_stranded(executor, workflow_id)
         return Started(workflow_id, None, init)
     plan = ExecutionPlan(
         registered=registered,

@@ -372,17 +372,6 @@ class StreamEntry:
 
 
 @attrs.frozen(kw_only=True)
-class VersionRecord:
-    """A registered application version; the latest of an application has the highest
-    ``version_timestamp``."""
-
-    version_name: str
-    application_name: str | None
-    version_timestamp: int | None
-    created_at: int | None
-
-
-@attrs.frozen(kw_only=True)
 class ExecutorSummary:
     """What the workflow rows say of one (executor id, application version): how many
     workflows it holds PENDING and when it last touched one."""
@@ -402,3 +391,47 @@ class QueueDepth:
     queue_name: str
     status: str
     count: int
+
+
+@attrs.frozen(kw_only=True)
+class ApplicationVersion:
+    """A row of ``application_versions``: the latest of an application is the one with the
+    highest ``version_timestamp`` among its own rows and unclaimed ones."""
+
+    version_id: str
+    version_name: str
+    version_timestamp: int
+    created_at: int
+    application_name: str | None
+
+
+@attrs.frozen(kw_only=True)
+class ActiveCount:
+    """How many rows of one (application version, status, executor, workflow name) are
+    still to run (PENDING, ENQUEUED or DELAYED), and when the newest of them was touched."""
+
+    application_version: str | None
+    status: str
+    executor_id: str | None
+    name: str | None
+    count: int
+    last_updated_ms: int | None
+
+
+@attrs.frozen(kw_only=True)
+class RenameCore:
+    """Rows a rename moved in its one transaction, by table."""
+
+    queues: int
+    schedules: int
+    versions: int
+    workflows: int
+
+
+@attrs.frozen(kw_only=True)
+class RenameBatch:
+    """One batch of a rename's finished rows: how many moved, and the key it ended at
+    (None: it was the last batch)."""
+
+    moved: int
+    upper: str | None

@@ -14,13 +14,16 @@ from .inspection import InspectionOperations
 from .management import ManagementOperations
 from .messages import MessageOperations
 from .queues import QueueOperations
+from .rename import RenameOperations
 from .schedules import ScheduleOperations
+from .versions import VersionOperations
 from .workflows import WorkflowOperations
 
 
 class SQLSystemDatabase(
     WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations,
     ScheduleOperations, DebounceOperations, FencingOperations, InspectionOperations,
+    VersionOperations, RenameOperations,
 ):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 

@@ -14,7 +14,6 @@ from ..records import (
     MessageRecord,
     QueueDepth,
     StreamEntry,
-    VersionRecord,
 )
 from .base import SQLBackendBase
 
@@ -44,18 +43,6 @@ class InspectionOperations(SQLBackendBase):
         )
         return [
             StreamEntry(key=r[0], offset=int(r[1]), value=r[2], serialization=r[3]) for r in rows
-        ]
-
-    async def list_application_versions(self) -> list[VersionRecord]:
-        rows = await self._db.all("list_application_versions", {})
-        return [
-            VersionRecord(
-                version_name=r[0],
-                application_name=r[1],
-                version_timestamp=None if r[2] is None else int(r[2]),
-                created_at=None if r[3] is None else int(r[3]),
-            )
-            for r in rows
         ]
 
     async def list_executor_summaries(self) -> list[ExecutorSummary]:

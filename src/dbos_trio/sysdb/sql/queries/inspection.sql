@@ -21,11 +21,6 @@ WHERE workflow_uuid = :workflow_id
 ORDER BY key, "offset"
 LIMIT :limit
 
--- name: list_application_versions
-SELECT version_name, application_name, version_timestamp, created_at
-FROM {schema}.application_versions
-ORDER BY version_timestamp DESC, version_name
-
 -- name: list_executor_summaries
 -- One scan of the status table, grouped: fine for an operator's page, not for a hot path.
 SELECT executor_id, application_version, MAX(application_name),
