@@ -2,34 +2,23 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Literal
 
-import trio
-import trio.testing
-
 from ..engine.launch import LaunchSettings
 from ..engine.launch import launch_settings as engine_launch_settings
+from ..engine.pacing import VIRTUAL_BACKGROUND_INTERVAL, on_virtual_time
 
 if TYPE_CHECKING:
     from .._dbos import DBOS
     from ..sysdb.protocol import SystemDatabase
 
-VIRTUAL_BACKGROUND_INTERVAL = 300.0
-"""Seconds of virtual time between background sweeps when a launch runs on a MockClock."""
+__all__ = ["VIRTUAL_BACKGROUND_INTERVAL", "VirtualTimeError", "launched", "on_virtual_time"]
 
 
 class VirtualTimeError(RuntimeError):
     """Virtual time was asked for where it cannot work (a PostgreSQL database)."""
-
-
-def on_virtual_time() -> bool:
-    """Whether the running Trio loop is driven by an autojumping ``trio.testing.MockClock``
-    (one that skips to the next deadline whenever every task waits)."""
-    clock = trio.lowlevel.current_clock()
-    return isinstance(clock, trio.testing.MockClock) and clock.autojump_threshold != math.inf
 
 
 def launch_settings(
