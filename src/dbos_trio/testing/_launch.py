@@ -61,7 +61,10 @@ async def launched(
 ) -> AsyncIterator[DBOS]:
     """Launch ``dbos`` for the block, as ``dbos.launched()`` does, paced for the clock.
 
-    On the real clock this is exactly ``dbos.launched()``. Under an autojumping
+    On the real clock this is exactly ``dbos.launched()``; since a plain
+    ``dbos.launched()`` on SQLite paces itself for an autojumping clock the same way
+    (:mod:`dbos_trio.engine.pacing`), what this adds is the PostgreSQL refusal and the
+    ``background_interval`` choice. Under an autojumping
     ``trio.testing.MockClock`` (pytest-trio's ``autojump_clock`` fixture) the executor's
     background work — the dequeue supervisor (which releases DELAYED workflows), the
     timeout sweep, every queue's polling, and SQLite waiters' re-checks — runs at most
