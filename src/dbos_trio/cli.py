@@ -116,7 +116,11 @@ async def _migrate(args: argparse.Namespace) -> None:
         use_listen_notify=not args.no_listen_notify,
     )
     await sysdb.close()
-    if is_sqlite_url(url):
+    sqlite = is_sqlite_url(url)
+    if args.json:
+        shown = {"migrated": redact_url(url), "schema": None if sqlite else args.schema}
+        print(json.dumps(shown))
+    elif sqlite:
         print(f"migrated {redact_url(url)}")
     else:
         print(f"migrated schema {args.schema!r} of {redact_url(url)}")

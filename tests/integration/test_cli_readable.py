@@ -239,3 +239,12 @@ def test_bulk_ids_from_stdin_with_progress_and_nothing_done_if_one_is_missing(
     human = ok("workflow", "delete", "q-1", "q-2", "-s", url)
     assert human.stdout.splitlines() == ["deleted q-1", "deleted q-2"]
     assert human.stderr == ""  # not a terminal, no --progress: each id's line is enough
+
+
+def test_migrate_prints_json_too(tmp_path: Path, ok: RunCLI) -> None:
+    url = sqlite_url(tmp_path / "fresh.sqlite")
+    assert json.loads(ok("migrate", "-s", url, "--json").stdout) == {
+        "migrated": url,
+        "schema": None,
+    }
+    assert ok("migrate", "-s", url).stdout.strip() == f"migrated {url}"
