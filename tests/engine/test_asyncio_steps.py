@@ -21,7 +21,12 @@ import trio
 import trio_asyncio
 from aiohttp import web
 
-from dbos_trio import DBOS, DBOSStepTimeoutError, SetWorkflowID
+from dbos_trio import (
+    DBOS,
+    DBOSAwaitedWorkflowCancelledError,
+    DBOSStepTimeoutError,
+    SetWorkflowID,
+)
 from dbos_trio.aio import AsyncioCancelledError, as_trio, run_asyncio
 
 MakeDBOS = Callable[..., DBOS]
@@ -34,6 +39,7 @@ class Server:
         self.url = ""
         self.hits: list[str] = []
         self.never = asyncio.Event()  # the /slow handler waits on it: it never answers
+        self.slow_arrived = trio.Event()  # (trio-asyncio runs both loops in one thread)
 
     def app(self) -> web.Application:
         async def hello(request: web.Request) -> web.Response:
@@ -42,6 +48,7 @@ class Server:
 
         async def slow(request: web.Request) -> web.Response:
             self.hits.append("slow")
+            self.slow_arrived.set()
             await self.never.wait()
             return web.Response(text="too late")
 
@@ -139,8 +146,40 @@ async def test_a_trio_timeout_cancels_the_asyncio_request(
 
     async with dbos.launched():
         assert await impatient() == "timed out after 0.5 s"
-    assert server.hits == ["slow"]
+    # (Whether the request reached the server within 0.5 s depends on the machine's load;
+    # the next test waits for it.)
     assert seen == ["asyncio saw CancelledError in asyncio"]
+
+
+async def test_cancelling_the_workflow_cancels_its_request_in_flight(
+    make_dbos: MakeDBOS, server: Server
+) -> None:
+    dbos = make_dbos()
+    seen: list[str] = []
+
+    @dbos.step(asyncio=True)
+    async def wait_for_slow() -> str:
+        try:
+            return str(await get_json(f"{server.url}/slow"))
+        except asyncio.CancelledError:
+            seen.append("asyncio saw CancelledError")
+            raise
+
+    @dbos.workflow()
+    async def stuck() -> str:
+        return await wait_for_slow()
+
+    async with dbos.launched():
+        with SetWorkflowID("stuck-1"):
+            handle = await dbos.start_workflow(stuck)
+        await server.slow_arrived.wait()  # the request is in flight, its handler waiting
+        await dbos.cancel_workflow("stuck-1")
+        with pytest.raises(DBOSAwaitedWorkflowCancelledError):
+            await handle.get_result()
+        steps = await dbos.list_workflow_steps("stuck-1")
+    assert server.hits == ["slow"]
+    assert seen == ["asyncio saw CancelledError"]
+    assert steps == []  # a cancelled step records nothing
 
 
 async def test_a_cancelled_trio_scope_sees_trio_cancelled_not_asyncio_cancelled_error(
