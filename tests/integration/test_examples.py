@@ -10,12 +10,13 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -120,6 +121,17 @@ def http(method: str, url: str) -> tuple[int, Any]:
         return error.code, json.loads(error.read())
 
 
+UNFINISHED = ("ENQUEUED", "PENDING")
+
+
+def stored_status(path: Path, workflow_id: str) -> str:
+    with closing(sqlite3.connect(path)) as conn:
+        [(status,)] = conn.execute(
+            "SELECT status FROM workflow_status WHERE workflow_uuid = ?", (workflow_id,)
+        ).fetchall()
+    return str(status)
+
+
 def test_fan_out_gathers_every_shops_answer_and_picks_the_best(tmp_path: Path) -> None:
     out = run_example(tmp_path, "fan_out.py")
     assert "best offer: {'item': 'kettle', 'shop': 'west', 'price': 14.6, 'stock': 12}" in out
@@ -173,12 +185,13 @@ def test_the_web_service_enqueues_per_request_serves_status_and_resumes_after_si
         )
         assert http("GET", f"{base}/orders/nope")[0] == 404
         assert http("POST", f"{base}/orders")[0] == 400
-        # An order that waits 3 s for the warehouse, interrupted by a deploy (SIGTERM).
-        slow = http("POST", f"{base}/orders?item=lamp&seconds=3")[1]["workflow_id"]
-        assert eventually(lambda: http("GET", f"{base}/orders/{slow}")[1]["status"] == "PENDING")
+        # An order that waits 8 s for the warehouse, interrupted by a deploy (SIGTERM).
+        slow = http("POST", f"{base}/orders?item=lamp&seconds=8")[1]["workflow_id"]
+        assert http("GET", f"{base}/orders/{slow}")[1]["status"] in UNFINISHED
         said = web.stop()
         assert "SIGTERM: finishing requests, then stopping" in said
         assert "stopped; unfinished workflows resume at the next start" in said
+    assert stored_status(tmp_path / "web-service.sqlite", slow) in UNFINISHED
     # The next start recovers the interrupted order and finishes it.
     with service(tmp_path, "web_service.py", "--port", str(port), ready="serving on"):
         finished = eventually(
