@@ -49,6 +49,7 @@ from ..sysdb.retry import EXECUTOR_POLICY
 from ..sysdb.wakeups import WakeupRegistry
 from . import adoption, dequeue, orphans, queues, recovery, scheduler, timeouts, versions, watch
 from .executor import Executor, ExecutorSlot
+from .pacing import default_background_interval
 
 logger = logging.getLogger("dbos_trio")
 
@@ -91,9 +92,13 @@ async def open_executor(
     identity = resolve_identity(config, registry.all())
     registry.freeze()
     try:
-        settings = launch_settings.get() or LaunchSettings()
+        database_url = config.resolved_database_url()
+        # Nobody paced this launch (a plain ``dbos.launched()``): pace it for its clock.
+        settings = launch_settings.get() or LaunchSettings(
+            background_interval=default_background_interval(database_url)
+        )
         sysdb = await open_system_database(
-            config.resolved_database_url(),
+            database_url,
             schema=config.schema,
             max_connections=config.max_connections,
             connect_timeout=config.connect_timeout,

@@ -10,8 +10,10 @@ Fixtures (override any of them in your own conftest):
 * ``dbos_postgres_url`` — a fresh PostgreSQL database, created on the server named by
   ``--dbos-postgres-url`` or ``$DBOS_TRIO_TEST_POSTGRES_URL`` (the one variable this
   plugin and dbos_trio's own tests read; ``$DBOS_TEST_DATABASE_URL``, its former name in
-  the project's tests, is still read when it is unset) and dropped after the test; the
-  test is skipped when none is set.
+  the project's tests, is still read when it is unset) and dropped after the test.
+  With none set, a throwaway PostgreSQL container is started for the session
+  (testcontainers, the ``dbos-trio[containers]`` extra) where a Docker daemon answers;
+  otherwise the test is skipped, the reason saying which of these is missing.
 * ``dbos_database_url`` — the URL the other fixtures use: ``dbos_sqlite_url`` unless you
   override it (``return dbos_postgres_url`` to run on PostgreSQL).
 * ``dbos_config`` — a :class:`~dbos_trio.Config` for app ``dbos-test`` on that database.
@@ -35,6 +37,7 @@ import pytest
 
 from .._config import Config
 from .._dbos import DBOS
+from ._containers import docker_unavailable, postgres_container
 from ._databases import sqlite_url, temporary_postgres_url
 from ._launch import VIRTUAL_BACKGROUND_INTERVAL, launched
 
@@ -65,13 +68,28 @@ def dbos_sqlite_url(tmp_path: Path) -> str:
     return sqlite_url(tmp_path / "dbos.sqlite")
 
 
-@pytest.fixture
-def dbos_postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A fresh PostgreSQL database for this test, dropped afterwards."""
+@pytest.fixture(scope="session")
+def dbos_postgres_server(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A PostgreSQL server URL on which tests may create databases, for the session: the
+    configured one, else a container (see the module docs), else the test is skipped."""
     server = request.config.getoption("--dbos-postgres-url") or configured_postgres_url()
-    if not server:
-        pytest.skip(f"no PostgreSQL server: pass --dbos-postgres-url or set {POSTGRES_URL_ENV}")
-    with temporary_postgres_url(server) as url:
+    if server:
+        yield server
+        return
+    unavailable = docker_unavailable()
+    if unavailable is not None:
+        pytest.skip(
+            f"no PostgreSQL server: pass --dbos-postgres-url or set {POSTGRES_URL_ENV}; "
+            f"no container either: {unavailable}"
+        )
+    with postgres_container() as url:
+        yield url
+
+
+@pytest.fixture
+def dbos_postgres_url(dbos_postgres_server: str) -> Iterator[str]:
+    """A fresh PostgreSQL database for this test, dropped afterwards."""
+    with temporary_postgres_url(dbos_postgres_server) as url:
         yield url
 
 
