@@ -41,10 +41,21 @@ def _port(text: str) -> int:
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     """Add ``dashboard`` to ``commands`` (an argparse subparsers object)."""
     dashboard = commands.add_parser(
-        "dashboard", parents=[common], help="serve the web dashboard (Ctrl-C stops it)"
+        "dashboard",
+        parents=[common],
+        help="serve the web dashboard (Ctrl-C stops it)",
+        description="Serve the web dashboard of a system database: workflows, steps, queues, "
+        "schedules, executors and versions, with cancel, resume, fork and delete. Bound to "
+        "127.0.0.1 unless --host says otherwise (then a token is required).",
     )
     dashboard.add_argument("--host", default=DEFAULT_HOST, help=f"default {DEFAULT_HOST}")
-    dashboard.add_argument("--port", "-p", type=_port, default=DEFAULT_PORT)
+    dashboard.add_argument(
+        "--port",
+        "-p",
+        type=_port,
+        default=DEFAULT_PORT,
+        help=f"default {DEFAULT_PORT}; 0 picks a free port",
+    )
     dashboard.add_argument(
         "--token", default=None, help=f"required unless loopback (or ${TOKEN_ENV})"
     )

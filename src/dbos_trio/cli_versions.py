@@ -43,19 +43,37 @@ def _heartbeat_option(parser: argparse.ArgumentParser) -> None:
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     """Add ``version`` (``list``, ``set-latest``), ``doctor`` and ``rename-application``
     to ``commands``."""
-    version = commands.add_parser("version", help="application versions")
+    version = commands.add_parser(
+        "version",
+        help="application versions",
+        description="List the application versions of the system database, or make one the latest.",
+    )
     actions = version.add_subparsers(dest="version_action", required=True)
-    listing = actions.add_parser("list", parents=[common], help="list versions, newest first")
+    listing = actions.add_parser(
+        "list",
+        parents=[common],
+        help="list versions, newest first",
+        description="List the registered application versions, newest first.",
+    )
     _application_option(listing, help_text="this application's and unclaimed ones (default: all)")
     listing.set_defaults(run=_version_list)
     latest = actions.add_parser(
-        "set-latest", parents=[common], help="make a version the latest (promote or roll back)"
+        "set-latest",
+        parents=[common],
+        help="make a version the latest (promote or roll back)",
+        description="Make a registered version the latest of its application: the version "
+        "new and recovered work prefers (promote a new release, or roll back).",
     )
-    latest.add_argument("version")
+    latest.add_argument("version", help="the version name to make the latest")
     _application_option(latest, help_text="the application acting (required)")
     latest.set_defaults(run=_version_set_latest)
     check = commands.add_parser(
-        "doctor", parents=[common], help="list stranded work (and how to free it)"
+        "doctor",
+        parents=[common],
+        help="list stranded work (and how to free it)",
+        description="List work no live executor will run: PENDING rows of silent executors, "
+        "rows pinned to versions nobody runs, and workflow names nobody registers; each "
+        "with the command that frees it.",
     )
     _application_option(check, help_text="one application (and unclaimed rows); default: all")
     _heartbeat_option(check)
@@ -64,6 +82,9 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "rename-application",
         parents=[common],
         help="re-own an application's rows under a new name (stop it first)",
+        description="Re-own an application's queues, schedules, versions and workflows under "
+        "a new name, in batches with progress on stderr. Stop the application's executors "
+        "first.",
     )
     renaming.add_argument("--from", "-f", dest="old_name", default=None, help="the old name")
     renaming.add_argument("--to", "-t", dest="new_name", required=True, help="the new name")
@@ -79,7 +100,12 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
 def add_workflow_actions(actions: Any, common: argparse.ArgumentParser) -> None:
     """Add ``recover --executor ID`` to the ``workflow`` command's ``actions``."""
     recover = actions.add_parser(
-        "recover", parents=[common], help="re-enqueue a dead executor's PENDING workflows"
+        "recover",
+        parents=[common],
+        help="re-enqueue a dead executor's PENDING workflows",
+        description="Re-enqueue the PENDING workflows of an executor that is gone, so any "
+        "live executor of the application runs them; rows its owner stamped recently "
+        "are left alone, so nothing runs twice.",
     )
     recover.add_argument("--executor", "-e", required=True, help="the executor id")
     recover.add_argument(
