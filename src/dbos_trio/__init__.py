@@ -41,6 +41,7 @@ from .core.admission import RateLimit
 from .datasource import TransactionConnection
 from .datasource.protocol import TransactionOutcomeUnknown
 from .engine.handle import WorkflowHandle
+from .engine.logcontext import DBOSContextFilter, JSONFormatter, configure_logging, logger
 from .engine.options import SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
 from .engine.schedules import ClientScheduleInput, ScheduleInput, WorkflowSchedule
 from .engine.status import StepInfo, WorkflowStatus
@@ -59,6 +60,7 @@ __all__ = [
     "DBOSConfigError",
     "DBOSConfiguredInstance",
     "DBOSConflictingWorkflowError",
+    "DBOSContextFilter",
     "DBOSCorruptRowError",
     "DBOSException",
     "DBOSInitializationError",
@@ -80,6 +82,7 @@ __all__ = [
     "Datasource",
     "Debouncer",
     "EnqueueOptions",
+    "JSONFormatter",
     "PickleSerializer",
     "PortableJSONSerializer",
     "PortableWorkflowError",
@@ -97,4 +100,6 @@ __all__ = [
     "WorkflowHandle",
     "WorkflowSchedule",
     "WorkflowStatus",
+    "configure_logging",
+    "logger",
 ]

@@ -8,6 +8,7 @@ never appears in ``repr``, in a message or in logs (:func:`redact_url`, from
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import re
@@ -152,6 +153,11 @@ def _check_unordered_tasks(_: Any, attribute: attrs.Attribute[str], value: Any) 
         raise _fail(f"Config.{attribute.name}", f"{value!r} must be 'error' or 'warn'")
 
 
+def _check_otel_format(_: Any, attribute: attrs.Attribute[str], value: Any) -> None:
+    if value not in ("legacy", "semconv"):
+        raise _fail(f"Config.{attribute.name}", f"{value!r} must be 'legacy' or 'semconv'")
+
+
 @attrs.frozen(kw_only=True)
 class Config:
     """How a :class:`~dbos_trio.DBOS` instance connects and identifies itself."""
@@ -218,7 +224,30 @@ class Config:
     :class:`~dbos_trio.DBOSUnorderedTaskError` naming the call; ``"warn"`` logs a warning
     once per workflow execution and takes the next id, as the official SDK does."""
 
+    enable_otel: bool = attrs.field(default=False, validator=_field_check(require_bool))
+    """OpenTelemetry spans for every workflow and durable call (the ``otel`` extra): see
+    docs/observability.md. Off (the default), nothing imports ``opentelemetry``."""
+    otel_attribute_format: str = attrs.field(default="legacy", validator=_check_otel_format)
+    """Span attribute names: ``"legacy"`` (``operationUUID``..., as the TypeScript SDK)
+    or ``"semconv"`` (``dbos.operation.workflow_id``...)."""
+    otel_tracer_provider: Any = attrs.field(default=None, repr=False)
+    """The ``TracerProvider`` spans go to; None (the default): the global one."""
+    enable_metrics: bool = attrs.field(default=False, validator=_field_check(require_bool))
+    """Prometheus metrics of the executor (the ``metrics`` extra, prometheus-client)."""
+    metrics_registry: Any = attrs.field(default=None, repr=False)
+    """The ``prometheus_client.CollectorRegistry`` metrics register in while launched;
+    None (the default): a fresh one per launch (read it with ``dbos.metrics_text()``)."""
+
     def __attrs_post_init__(self) -> None:
+        for enabled, field, module, extra in (
+            (self.enable_otel, "enable_otel", "opentelemetry", "otel"),
+            (self.enable_metrics, "enable_metrics", "prometheus_client", "metrics"),
+        ):
+            if enabled and importlib.util.find_spec(module) is None:
+                raise _fail(
+                    f"Config.{field}",
+                    f"True, but {module} is not installed: pip install 'dbos-trio[{extra}]'",
+                )
         if not self.allow_pickle and self.serializer.name() == "py_pickle":
             raise _fail(
                 "Config.allow_pickle",

@@ -15,12 +15,21 @@ from .debouncing import Debouncer, Debouncing
 from .durable import Durable
 from .lifecycle import Lifecycle
 from .management import Management
+from .observability import Observability
 from .registration import Registration, StepDecorator
 from .schedules import Schedules
 
 
 class DBOS(
-    Registration, Lifecycle, Durable, Concurrency, Management, Schedules, Debouncing, Datasources
+    Registration,
+    Lifecycle,
+    Durable,
+    Concurrency,
+    Management,
+    Schedules,
+    Debouncing,
+    Datasources,
+    Observability,
 ):
     """Registers workflows and steps, and runs them once launched.
 

@@ -18,7 +18,7 @@ Error contract for methods that write on behalf of a running workflow (``owner_x
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..core.admission import QueueConfig
 from .records import (
@@ -318,3 +318,16 @@ class SystemDatabase(Protocol):
         :class:`~dbos_trio._errors.DBOSWorkflowCancelledError` (it was cancelled) or
         :class:`~dbos_trio._errors.DBOSWorkflowConflictIDError`. One read: the fence of a
         datasource transaction, asked while it holds its checkpoint row."""
+
+    # --- observability (reads only; used only while tracing or metrics are on) ----------
+
+    async def workflow_attributes(self, workflow_id: str) -> dict[str, Any] | None:
+        """The row's ``attributes`` as a dict (None: no row, no attributes, or not an
+        object), e.g. to read the trace carrier persisted with it."""
+
+    async def queue_depths(self) -> list[tuple[str, str, int]]:
+        """``(queue name, status, count)`` of the ENQUEUED and PENDING rows of queues."""
+
+    def retry_counts(self) -> tuple[int, int]:
+        """Statements retried after a transient error, and outages seen (the database
+        unreachable), since this backend opened."""

@@ -12,6 +12,7 @@ from .debounce import DebounceOperations
 from .fencing import FencingOperations
 from .management import ManagementOperations
 from .messages import MessageOperations
+from .observability import ObservabilityOperations
 from .queues import QueueOperations
 from .schedules import ScheduleOperations
 from .workflows import WorkflowOperations
@@ -19,7 +20,7 @@ from .workflows import WorkflowOperations
 
 class SQLSystemDatabase(
     WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations,
-    ScheduleOperations, DebounceOperations, FencingOperations,
+    ScheduleOperations, DebounceOperations, FencingOperations, ObservabilityOperations,
 ):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 
