@@ -17,7 +17,7 @@ import trio
 import trio.lowlevel
 from opentelemetry.trace import StatusCode
 
-from dbos_trio import DBOS, Config, DBOSMaxStepRetriesExceeded, SetWorkflowID
+from dbos_trio import DBOS, Config, DBOSConfigError, DBOSMaxStepRetriesExceeded, SetWorkflowID
 
 from support.backends import execute, query
 from support.otel_support import memory_provider, named, one
@@ -81,7 +81,7 @@ async def test_semconv_names_the_attributes_in_the_dbos_namespace(dbos_url: str)
 
 
 def test_an_unknown_attribute_format_is_refused_at_config() -> None:
-    with pytest.raises(Exception, match="otel_attribute_format.*'legacy' or 'semconv'"):
+    with pytest.raises(DBOSConfigError, match=r"otel_attribute_format.*'legacy' or 'semconv'"):
         Config(app_name="otel-tests", enable_otel=True, otel_attribute_format="camel")
 
 
