@@ -1,9 +1,10 @@
 """Prometheus metrics of one executor (the optional ``metrics`` extra: prometheus-client).
 
 Imported only when ``Config(enable_metrics=True)``: this is the one engine module that
-imports ``prometheus_client``. The instruments live in one ``CollectorRegistry`` — the
-configured one, or a fresh one per launch — registered at launch and unregistered at
-shutdown, so relaunching into the same registry never collides. Counting is in memory
+imports ``prometheus_client``. The instruments live in one ``CollectorRegistry``: a fresh
+one per launch (it keeps its figures after shutdown), or the configured one, which they
+are registered in at launch and unregistered from at shutdown, so relaunching into the
+same registry never collides (its counts start again from zero). Counting is in memory
 (cheap, synchronous, never raises); the figures that live in the database are read by
 the executor's own task (:func:`poll`): the queue depths every ``interval``; the retry
 and outage counters of the statement loop are read when the registry is collected.
@@ -61,6 +62,7 @@ class PrometheusMetrics:
 
     def __init__(self, sysdb: SystemDatabase, registry: CollectorRegistry | None) -> None:
         self.registry = CollectorRegistry() if registry is None else registry
+        self._shared = registry is not None
         self._sysdb = sysdb
         self._collectors: list[Any] = []
 
@@ -175,7 +177,11 @@ class PrometheusMetrics:
         return generate_latest(self.registry).decode("utf-8")
 
     def close(self) -> None:
-        """Unregister this launch's instruments (a later launch registers its own)."""
+        """Unregister this launch's instruments from a configured registry, so a later
+        launch can register its own there; a registry of this launch's own keeps its
+        final figures (readable after shutdown)."""
+        if not self._shared:
+            return
         for collector in self._collectors:
             with contextlib.suppress(KeyError):  # unregistered by the application
                 self.registry.unregister(collector)
