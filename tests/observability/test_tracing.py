@@ -17,7 +17,15 @@ import trio
 import trio.lowlevel
 from opentelemetry.trace import StatusCode
 
-from dbos_trio import DBOS, Config, DBOSConfigError, DBOSMaxStepRetriesExceeded, SetWorkflowID
+from dbos_trio import (
+    DBOS,
+    Client,
+    Config,
+    DBOSConfigError,
+    DBOSMaxStepRetriesExceeded,
+    EnqueueOptions,
+    SetWorkflowID,
+)
 
 from support.backends import execute, query
 from support.otel_support import memory_provider, named, one
@@ -186,6 +194,28 @@ async def test_an_enqueued_workflow_continues_the_enqueuers_trace_from_the_persi
     assert workflow.parent is not None and workflow.parent.span_id == context.span_id
     assert workflow.context.trace_id == context.trace_id
     assert workflow.attributes is not None and workflow.attributes["queueName"] == "otel-q"
+
+
+async def test_a_workflow_a_client_enqueues_inside_a_span_continues_that_trace(
+    dbos_url: str,
+) -> None:
+    provider, exporter = memory_provider()
+    tracer = provider.get_tracer("web")
+    with tracer.start_as_current_span("request") as request:
+        async with Client(dbos_url, app_name="otel-tests") as client:
+            options = EnqueueOptions(
+                workflow_name="otel.traced", queue_name="otel-c", workflow_id="client-1"
+            )
+            await client.enqueue(options, 5)
+    worker = build_traced_app(dbos_url, "exec-c", provider)
+    worker.dbos.register_queue("otel-c", polling_interval_sec=0.05)
+    async with worker.dbos.launched():
+        handle = await worker.dbos.retrieve_workflow("client-1")
+        assert await handle.get_result() == 12
+    workflow = one(exporter.get_finished_spans(), "otel.traced")
+    assert workflow.context.trace_id == request.get_span_context().trace_id
+    assert workflow.parent is not None
+    assert workflow.parent.span_id == request.get_span_context().span_id
 
 
 async def test_a_malformed_carrier_is_ignored_and_the_workflow_still_runs(dbos_url: str) -> None:

@@ -16,6 +16,7 @@ starts its workflow span under that context, so the caller's trace continues the
 from __future__ import annotations
 
 import json
+import sys
 from contextlib import AbstractContextManager
 from typing import Any, Final, Protocol
 
@@ -23,11 +24,13 @@ OTEL_CARRIER_ATTRIBUTE: Final = "dbos.otelContext"
 """The reserved key of ``workflow_status.attributes`` that holds the trace carrier."""
 
 
-class Tracing(Protocol):
-    """Spans for workflows and durable calls (implemented in :mod:`.tracing`)."""
-
+class CarrierSource(Protocol):
     def carrier(self) -> dict[str, str] | None:
         """The W3C carrier of the current span's context, or None without a valid one."""
+
+
+class Tracing(CarrierSource, Protocol):
+    """Spans for workflows and durable calls (implemented in :mod:`.tracing`)."""
 
     def workflow_span(
         self,
@@ -69,7 +72,7 @@ class Metrics(Protocol):
     def recovered_at_launch(self, count: int) -> None: ...
 
 
-def carrier_attributes(tracing: Tracing | None) -> str | None:
+def carrier_attributes(tracing: CarrierSource | None) -> str | None:
     """The ``attributes`` JSON of a new row started here and now: the current trace
     carrier, or None (tracing off, or no valid span)."""
     if tracing is None:
@@ -78,6 +81,18 @@ def carrier_attributes(tracing: Tracing | None) -> str | None:
     if not carrier:
         return None
     return json.dumps({OTEL_CARRIER_ATTRIBUTE: carrier})
+
+
+def ambient_carrier_attributes() -> str | None:
+    """Like :func:`carrier_attributes`, for a :class:`~dbos_trio.Client` (which has no
+    tracing of its own): the current span's carrier if the application uses
+    OpenTelemetry (already imported), so a workflow a client enqueues from a traced
+    request continues that request's trace in whichever executor runs it."""
+    if "opentelemetry.trace" not in sys.modules:
+        return None
+    from .tracing import OtelTracing
+
+    return carrier_attributes(OtelTracing.ambient())
 
 
 def carrier_of(attributes: Any) -> dict[str, Any] | None:

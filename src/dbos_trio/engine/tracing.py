@@ -50,6 +50,13 @@ ATTRIBUTE_FORMATS: Final = ("legacy", "semconv")
 _PROPAGATOR = TraceContextTextMapPropagator()
 
 
+class _Carrier:
+    def carrier(self) -> dict[str, str] | None:
+        carrier: dict[str, str] = {}
+        _PROPAGATOR.inject(carrier)
+        return carrier or None
+
+
 class OtelTracing:
     """:class:`~dbos_trio.engine.telemetry.Tracing` on an OpenTelemetry tracer provider
     (the global one unless ``Config.otel_tracer_provider`` names one)."""
@@ -75,10 +82,13 @@ class OtelTracing:
             if value is not None
         }
 
+    @staticmethod
+    def ambient() -> _Carrier:
+        """Only the carrier half, for a client that has no tracer of its own."""
+        return _Carrier()
+
     def carrier(self) -> dict[str, str] | None:
-        carrier: dict[str, str] = {}
-        _PROPAGATOR.inject(carrier)
-        return carrier or None
+        return _Carrier().carrier()
 
     @contextmanager
     def workflow_span(
