@@ -4,6 +4,7 @@ outages, and the in-process API (``metrics_text``, ``metrics_registry``)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -121,8 +122,9 @@ async def test_queue_depth_and_claim_latency_per_queue(dbos_url: str) -> None:
 
 
 async def test_a_workflow_interrupted_by_shutdown_counts_as_recovered_in_the_next_launch(
-    dbos_url: str,
+    dbos_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="dbos_trio")
     registry = CollectorRegistry()
     gate = trio.Event()
 
@@ -155,6 +157,10 @@ async def test_a_workflow_interrupted_by_shutdown_counts_as_recovered_in_the_nex
         assert second.metrics_registry is registry
         assert sample(registry, "dbos_workflows_recovered_total") >= 1
         assert sample(registry, "dbos_workflows_completed_total", workflow="m.interrupted") == 1
+    recovering = [r for r in caplog.records if r.getMessage().startswith("recovering workflow")]
+    assert [(r.levelno, r.getMessage()) for r in recovering] == [
+        (logging.INFO, "recovering workflow interrupted-1 (m.interrupted): dispatch 2")
+    ]
 
 
 @pytest.mark.postgres_only("a lost connection (the driver's fault injection)")

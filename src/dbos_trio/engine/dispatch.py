@@ -161,6 +161,13 @@ async def dispatch(executor: Executor, claimed: ClaimedWorkflow, owner_xid: str)
         recorded=claimed.steps,
         queue_name=claimed.queue_name,
     )
+    if claimed.recovery_attempts > 1:
+        logger.info(
+            "recovering workflow %s (%s): dispatch %d",
+            workflow_id,
+            claimed.name,
+            claimed.recovery_attempts,
+        )
     metrics = executor.metrics
     if metrics is not None:
         waited = max(0, executor.clock.now_ms() - claimed.created_at) / 1000
