@@ -170,6 +170,39 @@ async def test_user_spans_in_async_and_thread_steps_nest_under_the_step_span(
         assert parent is not None and parent.span_id == one(spans, step).context.span_id
 
 
+async def test_a_child_workflow_and_a_send_nest_under_the_parent_workflow_span(
+    dbos_url: str,
+) -> None:
+    provider, exporter = memory_provider()
+    dbos = DBOS(
+        Config(
+            app_name="otel-tests",
+            database_url=dbos_url,
+            enable_otel=True,
+            otel_tracer_provider=provider,
+        )
+    )
+
+    @dbos.workflow(name="otel.child")
+    async def child() -> str:
+        return str(await dbos.recv("topic", timeout_seconds=10))
+
+    @dbos.workflow(name="otel.parent")
+    async def parent() -> str:
+        handle = await dbos.start_workflow(child)
+        await dbos.send(handle.workflow_id, "hello", "topic")
+        return str(await handle.get_result())
+
+    async with dbos.launched():
+        assert await parent() == "hello"
+    spans = exporter.get_finished_spans()
+    parent_span, child_span = one(spans, "otel.parent"), one(spans, "otel.child")
+    send_span = one(spans, "DBOS.send")
+    for span in (child_span, send_span):
+        assert span.parent is not None and span.parent.span_id == parent_span.context.span_id
+    assert child_span.context.trace_id == parent_span.context.trace_id
+
+
 async def test_an_enqueued_workflow_continues_the_enqueuers_trace_from_the_persisted_carrier(
     dbos_url: str,
 ) -> None:
