@@ -110,7 +110,7 @@ class PrometheusMetrics:
         self.queue_depth: Gauge = add(
             Gauge(
                 "dbos_queue_depth",
-                "Rows of each queue: ENQUEUED (waiting) and PENDING (running)",
+                "Active rows per queue: ENQUEUED (waiting), DELAYED (not due), PENDING (running)",
                 ("queue", "status"),
                 registry=None,
             )

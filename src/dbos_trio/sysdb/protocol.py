@@ -326,7 +326,8 @@ class SystemDatabase(Protocol):
         object), e.g. to read the trace carrier persisted with it."""
 
     async def queue_depths(self) -> list[tuple[str, str, int]]:
-        """``(queue name, status, count)`` of the ENQUEUED and PENDING rows of queues."""
+        """``(queue name, status, count)`` of the active (PENDING, ENQUEUED, DELAYED) rows
+        of queues."""
 
     def retry_counts(self) -> tuple[int, int]:
         """Statements retried after a transient error, and outages seen (the database

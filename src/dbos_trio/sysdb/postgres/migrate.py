@@ -263,8 +263,7 @@ async def _apply(conn: Conn, schema: str, migrations: list[Migration], start: in
         if migration.is_empty:
             # Its version is recorded by the next bump.
             continue
-        # One INFO line per migration would be ~40 on a fresh database: DEBUG.
-        logger.debug(
+        logger.info(
             "applying system schema migration %d (%s)%s",
             migration.version,
             migration.name,

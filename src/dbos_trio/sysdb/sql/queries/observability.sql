@@ -9,8 +9,8 @@
 SELECT attributes FROM {schema}.workflow_status WHERE workflow_uuid = :workflow_id
 
 -- name: queue_depths
--- Rows waiting on (ENQUEUED) and running from (PENDING) each queue, for the metrics
--- gauge; served by the (queue_name, status, started_at) index.
+-- The active rows of each queue — waiting (ENQUEUED), not due yet (DELAYED), running
+-- (PENDING) — for the metrics gauge; served by the (queue_name, status, ...) index.
 SELECT queue_name, status, COUNT(*) FROM {schema}.workflow_status
-WHERE queue_name IS NOT NULL AND status IN ('ENQUEUED', 'PENDING')
+WHERE queue_name IS NOT NULL AND status IN ('PENDING', 'ENQUEUED', 'DELAYED')
 GROUP BY queue_name, status
