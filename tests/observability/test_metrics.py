@@ -61,9 +61,13 @@ async def test_workflows_and_steps_are_counted_by_name_and_steps_timed_on_trio_t
         await slow()
         await flaky()
 
+    @dbos.step(name="m.boom")
+    async def boom() -> None:
+        raise ValueError("no")
+
     @dbos.workflow(name="m.bad")
     async def bad() -> None:
-        raise ValueError("no")
+        await boom()
 
     async with dbos.launched():
         await ok()
@@ -84,6 +88,8 @@ async def test_workflows_and_steps_are_counted_by_name_and_steps_timed_on_trio_t
     assert sample(registry, "dbos_step_duration_seconds_bucket", step="m.slow", le="2.5") == 0
     assert sample(registry, "dbos_step_retries_total", step="m.flaky") == 2
     assert sample(registry, "dbos_step_failures_total", step="m.flaky") == 0
+    assert sample(registry, "dbos_step_failures_total", step="m.boom") == 2
+    assert sample(registry, "dbos_step_duration_seconds_count", step="m.boom") == 2
     assert 'dbos_workflows_started_total{workflow="m.ok"} 1.0' in text
 
 

@@ -178,17 +178,23 @@ async def _observed(
     executor = slot.executor
     observer = StepObserver(executor.tracing, executor.metrics)
 
+    metrics = observer.metrics
+
     async def body() -> Any:
         token = current_step.set(StepContext(slot.ctx, slot.function_id))
         started = trio.current_time()
-        failed = True
         try:
             value = await _with_retries(options, func, is_async, args, kwargs, observer)
-            failed = False
+        except Exception as error:
+            # The step's own failure is counted; control (a lost database, a cancelled
+            # or re-owned workflow) is not a step outcome, nor is Trio cancellation.
+            if metrics is not None and not is_control(error):
+                metrics.step_ended(options.name, trio.current_time() - started, True)
+            raise
         finally:
             current_step.reset(token)
-            if observer.metrics is not None:
-                observer.metrics.step_ended(options.name, trio.current_time() - started, failed)
+        if metrics is not None:
+            metrics.step_ended(options.name, trio.current_time() - started, False)
         return value
 
     return await checkpoint.checkpointed(slot, body, what=f"step {options.name}")
