@@ -251,6 +251,20 @@ async def test_a_workflow_a_client_enqueues_inside_a_span_continues_that_trace(
     assert workflow.parent.span_id == request.get_span_context().span_id
 
 
+async def test_a_debounced_workflow_continues_the_trace_of_the_bounce_that_created_it(
+    dbos_url: str,
+) -> None:
+    provider, exporter = memory_provider()
+    app = build_traced_app(dbos_url, "exec-d", provider)
+    tracer = provider.get_tracer("test")
+    async with app.dbos.launched():
+        with tracer.start_as_current_span("first-bounce") as first:
+            handle = await app.dbos.debouncer(app.traced).debounce("key", 0.1, 2)
+        assert await handle.get_result() == 6
+    workflow = one(exporter.get_finished_spans(), "otel.traced")
+    assert workflow.context.trace_id == first.get_span_context().trace_id
+
+
 async def test_a_malformed_carrier_is_ignored_and_the_workflow_still_runs(dbos_url: str) -> None:
     provider, exporter = memory_provider()
     enqueuer = build_traced_app(dbos_url, "exec-m", provider, listen_queues=[])
