@@ -42,6 +42,7 @@ from .core.admission import RateLimit
 from .datasource import TransactionConnection
 from .datasource.protocol import TransactionOutcomeUnknown
 from .engine.handle import WorkflowHandle
+from .engine.logcontext import DBOSContextFilter, JSONFormatter, configure_logging, logger
 from .engine.options import SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
 from .engine.schedules import ClientScheduleInput, ScheduleInput, WorkflowSchedule
 from .engine.status import StepInfo, WorkflowStatus
@@ -62,6 +63,7 @@ __all__ = [
     "DBOSConfigError",
     "DBOSConfiguredInstance",
     "DBOSConflictingWorkflowError",
+    "DBOSContextFilter",
     "DBOSCorruptRowError",
     "DBOSException",
     "DBOSInitializationError",
@@ -84,6 +86,7 @@ __all__ = [
     "Datasource",
     "Debouncer",
     "EnqueueOptions",
+    "JSONFormatter",
     "PickleSerializer",
     "PortableJSONSerializer",
     "PortableWorkflowError",
@@ -101,4 +104,6 @@ __all__ = [
     "WorkflowHandle",
     "WorkflowSchedule",
     "WorkflowStatus",
+    "configure_logging",
+    "logger",
 ]

@@ -8,6 +8,7 @@ never appears in ``repr``, in a message or in logs (:func:`redact_url`, from
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import re
@@ -156,6 +157,11 @@ def _check_unordered_tasks(_: Any, attribute: attrs.Attribute[str], value: Any) 
 DEFAULT_HEARTBEAT_INTERVAL = 10.0
 
 
+def _check_otel_format(_: Any, attribute: attrs.Attribute[str], value: Any) -> None:
+    if value not in ("legacy", "semconv"):
+        raise _fail(f"Config.{attribute.name}", f"{value!r} must be 'legacy' or 'semconv'")
+
+
 @attrs.frozen(kw_only=True)
 class Config:
     """How a :class:`~dbos_trio.DBOS` instance connects and identifies itself.
@@ -191,6 +197,11 @@ class Config:
     - ``heartbeat_interval`` [10.0]: seconds between stamps of the rows this executor runs.
     - ``adopt_dead_executors_after`` [None]: seconds of silence after which this executor
       takes over another executor's PENDING rows (None: only ``recover_executor`` does).
+    - ``enable_otel`` [False]: OpenTelemetry spans (the ``otel`` extra).
+    - ``otel_attribute_format`` ["legacy"]: span attribute names, "legacy" or "semconv".
+    - ``otel_tracer_provider`` [None]: the TracerProvider spans go to (None: the global).
+    - ``enable_metrics`` [False]: Prometheus metrics (the ``metrics`` extra).
+    - ``metrics_registry`` [None]: the CollectorRegistry to register in (None: one per launch).
     """
 
     app_name: str = attrs.field(validator=_check_app_name)
@@ -303,6 +314,20 @@ class Config:
     application none of whose rows was stamped for that long (at least three heartbeat
     intervals), so a dead machine's work runs without it coming back."""
 
+    enable_otel: bool = attrs.field(default=False, validator=_field_check(require_bool))
+    """OpenTelemetry spans for every workflow and durable call (the ``otel`` extra): see
+    docs/observability.md. Off (the default), nothing imports ``opentelemetry``."""
+    otel_attribute_format: str = attrs.field(default="legacy", validator=_check_otel_format)
+    """Span attribute names: ``"legacy"`` (``operationUUID``..., as the TypeScript SDK)
+    or ``"semconv"`` (``dbos.operation.workflow_id``...)."""
+    otel_tracer_provider: Any = attrs.field(default=None, repr=False)
+    """The ``TracerProvider`` spans go to; None (the default): the global one."""
+    enable_metrics: bool = attrs.field(default=False, validator=_field_check(require_bool))
+    """Prometheus metrics of the executor (the ``metrics`` extra, prometheus-client)."""
+    metrics_registry: Any = attrs.field(default=None, repr=False)
+    """The ``prometheus_client.CollectorRegistry`` metrics register in while launched;
+    None (the default): a fresh one per launch (read it with ``dbos.metrics_text()``)."""
+
     def __attrs_post_init__(self) -> None:
         if (
             self.adopt_dead_executors_after is not None
@@ -313,6 +338,15 @@ class Config:
                 f"{self.adopt_dead_executors_after!r} s is under three heartbeat intervals "
                 f"({3 * self.heartbeat_interval!r} s): live executors' work would be adopted",
             )
+        for enabled, field, module, extra in (
+            (self.enable_otel, "enable_otel", "opentelemetry", "otel"),
+            (self.enable_metrics, "enable_metrics", "prometheus_client", "metrics"),
+        ):
+            if enabled and importlib.util.find_spec(module) is None:
+                raise _fail(
+                    f"Config.{field}",
+                    f"True, but {module} is not installed: pip install 'dbos-trio[{extra}]'",
+                )
         if not self.allow_pickle and self.serializer.name() == "py_pickle":
             raise _fail(
                 "Config.allow_pickle",

@@ -16,6 +16,7 @@ from .debouncing import Debouncer, Debouncing
 from .durable import Durable
 from .lifecycle import Lifecycle
 from .management import Management
+from .observability import Observability
 from .registration import Registration, StepDecorator
 from .schedules import Schedules
 from .versions import Versions
@@ -23,7 +24,7 @@ from .versions import Versions
 
 class DBOS(
     Registration, Lifecycle, Durable, Concurrency, Management, Schedules, Debouncing, Datasources,
-    Dashboard, Versions,
+    Dashboard, Versions, Observability,
 ):  # fmt: skip
     """Registers workflows and steps, and runs them once launched.
 

@@ -22,6 +22,7 @@ from ..engine.rows import Placement, Writer, new_row
 from ..engine.sleep import check_seconds
 from ..engine.start import check_same_workflow
 from ..engine.streams import is_end
+from ..engine.telemetry import ambient_carrier_attributes
 from ..sysdb.wakeups import stream_key
 from .base import ClientBase, ClientWorkflowHandle
 from .options import EnqueueOptions, SerializationChoice, payload_format
@@ -89,6 +90,7 @@ class ClientMessaging(ClientBase):
             authenticated_roles=json.dumps(list(options.authenticated_roles))
             if options.authenticated_roles
             else None,
+            attributes=ambient_carrier_attributes(),
         )
         init = await insert_queued(runtime, new, None, options.duplication_policy)
         if isinstance(init, str):

@@ -32,6 +32,7 @@ from .start import (
     workflow_format,
     writer_of,
 )
+from .telemetry import carrier_attributes
 
 if TYPE_CHECKING:
     from .executor import Executor, Runtime
@@ -122,6 +123,7 @@ async def _enqueue(
         timeout_ms=timeout_ms,
         deadline_epoch_ms=deadline_ms,
         parent_workflow_id=None if parent is None else parent.workflow_id,
+        attributes=carrier_attributes(executor.tracing),
     )
     link = None if slot is None else parent_step(slot, now)
     try:

@@ -18,7 +18,7 @@ Error contract for methods that write on behalf of a running workflow (``owner_x
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..core.admission import QueueConfig
 from .records import (
@@ -413,3 +413,13 @@ class SystemDatabase(Protocol):
         """Re-own the next ``batch_size`` workflow ids' rows of ``table`` (``"workflows"``
         or ``"steps"``) after key ``after``, in one transaction; the last batch takes
         every row left."""
+
+    # --- observability (reads only; used only while tracing or metrics are on) ----------
+
+    async def workflow_attributes(self, workflow_id: str) -> dict[str, Any] | None:
+        """The row's ``attributes`` as a dict (None: no row, no attributes, or not an
+        object), e.g. to read the trace carrier persisted with it."""
+
+    def retry_counts(self) -> tuple[int, int]:
+        """Statements retried after a transient error, and outages seen (the database
+        unreachable), since this backend opened."""

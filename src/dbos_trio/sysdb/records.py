@@ -52,6 +52,8 @@ class NewWorkflow:
     schedule_name: str | None = None
     is_debounced: bool = False
     debounce_deadline_epoch_ms: int | None = None
+    # ``workflow_status.attributes`` as JSON text (the trace carrier), or None.
+    attributes: str | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -13,6 +13,7 @@ from .fencing import FencingOperations
 from .inspection import InspectionOperations
 from .management import ManagementOperations
 from .messages import MessageOperations
+from .observability import ObservabilityOperations
 from .queues import QueueOperations
 from .rename import RenameOperations
 from .schedules import ScheduleOperations
@@ -23,7 +24,7 @@ from .workflows import WorkflowOperations
 class SQLSystemDatabase(
     WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations,
     ScheduleOperations, DebounceOperations, FencingOperations, InspectionOperations,
-    VersionOperations, RenameOperations,
+    VersionOperations, RenameOperations, ObservabilityOperations,
 ):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 
