@@ -43,6 +43,7 @@ from .datasource import TransactionConnection
 from .datasource.protocol import TransactionOutcomeUnknown
 from .engine.bulk import SendMessage
 from .engine.handle import WorkflowHandle
+from .engine.logcontext import DBOSContextFilter, JSONFormatter, configure_logging, logger
 from .engine.options import (
     SetEnqueueOptions,
     SetWorkflowAttributes,
@@ -52,9 +53,11 @@ from .engine.options import (
 from .engine.schedules import ClientScheduleInput, ScheduleInput, WorkflowSchedule
 from .engine.status import StepInfo, WorkflowStatus
 from .engine.step_status import StepStatus
+from .sysdb.records import ApplicationVersion
 
 __all__ = [
     "DBOS",
+    "ApplicationVersion",
     "Client",
     "ClientDebouncer",
     "ClientScheduleInput",
@@ -67,6 +70,7 @@ __all__ = [
     "DBOSConfigError",
     "DBOSConfiguredInstance",
     "DBOSConflictingWorkflowError",
+    "DBOSContextFilter",
     "DBOSCorruptRowError",
     "DBOSException",
     "DBOSInitializationError",
@@ -89,6 +93,7 @@ __all__ = [
     "Datasource",
     "Debouncer",
     "EnqueueOptions",
+    "JSONFormatter",
     "PickleSerializer",
     "PortableJSONSerializer",
     "PortableWorkflowError",
@@ -109,4 +114,6 @@ __all__ = [
     "WorkflowHandle",
     "WorkflowSchedule",
     "WorkflowStatus",
+    "configure_logging",
+    "logger",
 ]

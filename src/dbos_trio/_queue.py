@@ -32,10 +32,12 @@ class Queue:
 
     @property
     def name(self) -> str:
+        """The queue's name, unique within the system database (across applications)."""
         return self._config.name
 
     @property
     def config(self) -> QueueConfig:
+        """The queue's settings (concurrency, rate limit, priority, partitioning)."""
         return self._config
 
     def __getattr__(self, field: str) -> Any:

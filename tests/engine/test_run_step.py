@@ -94,6 +94,6 @@ async def test_step_status_shows_the_attempt_and_retries_are_logged_at_info(
     assert plain_status == StepStatus(2, None, None)
     retries = [r for r in caplog.records if r.name == "dbos_trio.step"]
     assert [r.levelno for r in retries] == [logging.INFO, logging.INFO]
-    assert "attempt 1 of 3" in retries[0].getMessage()
-    assert "attempt 2 of 3" in retries[1].getMessage()
+    assert "attempt 1 failed" in retries[0].getMessage()
+    assert "attempt 2 failed" in retries[1].getMessage()
     assert "boom 1" in retries[0].getMessage()

@@ -55,7 +55,7 @@ async def test_a_planted_pickle_runs_nothing_in_the_cli_without_allow_pickle(
     )
     shown = run_cli("workflow", "get", "planted", "-s", migrated_url, "--json")
     assert shown.returncode == 0, shown.stderr
-    assert json.loads(shown.stdout)[0]["output"] == payload  # shown as stored
+    assert json.loads(shown.stdout)["output"] == payload  # shown as stored
     assert run_cli("workflow", "list", "-s", migrated_url, "--json").returncode == 0
     assert not marker.exists()
     run_cli("workflow", "get", "planted", "-s", migrated_url, "--json", "--allow-pickle")
@@ -111,10 +111,10 @@ async def test_list_get_steps_fork_cancel_and_delete_show_and_change_stored_work
 
     # Pickled payloads are shown as stored unless --allow-pickle: decoding one runs code.
     got = json.loads(run_cli("workflow", "get", workflow_id, "-s", url, "--json").stdout)
-    assert pickle.loads(base64.b64decode(got[0]["output"])) == 12
+    assert pickle.loads(base64.b64decode(got["output"])) == 12
     trusted = ("-s", url, "--json", "--allow-pickle")
     got = json.loads(run_cli("workflow", "get", workflow_id, *trusted).stdout)
-    assert got[0]["output"] == 12
+    assert got["output"] == 12
 
     steps = json.loads(run_cli("workflow", "steps", workflow_id, *trusted).stdout)
     assert [(s["function_id"], s["output"]) for s in steps] == [(1, 6), (2, 12)]
@@ -123,14 +123,14 @@ async def test_list_get_steps_fork_cancel_and_delete_show_and_change_stored_work
     assert forked.returncode == 0, forked.stderr
     forked_id = json.loads(forked.stdout)["workflow_id"]
     forked_status = json.loads(run_cli("workflow", "get", forked_id, "-s", url, "--json").stdout)
-    assert forked_status[0]["status"] == "ENQUEUED"
-    assert forked_status[0]["forked_from"] == workflow_id
+    assert forked_status["status"] == "ENQUEUED"
+    assert forked_status["forked_from"] == workflow_id
     forked_steps = json.loads(run_cli("workflow", "steps", forked_id, "-s", url, "--json").stdout)
     assert [s["function_id"] for s in forked_steps] == [1]
 
     assert run_cli("workflow", "cancel", forked_id, "-s", url).returncode == 0
     cancelled = json.loads(run_cli("workflow", "get", forked_id, "-s", url, "--json").stdout)
-    assert cancelled[0]["status"] == "CANCELLED"
+    assert cancelled["status"] == "CANCELLED"
 
     assert run_cli("workflow", "delete", forked_id, "-s", url).returncode == 0
     missing = run_cli("workflow", "get", forked_id, "-s", url)

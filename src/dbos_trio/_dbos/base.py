@@ -34,10 +34,12 @@ class DBOSBase:
 
     @property
     def config(self) -> Config:
+        """The :class:`~dbos_trio.Config` this instance was made with."""
         return self._config
 
     @property
     def app_name(self) -> str:
+        """``Config.app_name``: the application name stamped on every workflow row."""
         return self._config.app_name
 
     @property

@@ -57,8 +57,11 @@ class Listing(Management):
         oldest first (``sort_desc``: newest first). ``attributes`` keeps the workflows
         whose attributes contain the given keys and values (JSONB containment on
         PostgreSQL; see docs/surface.md for SQLite). From a workflow body the answer is
-        checkpointed as ``DBOS.listWorkflows``. A bad filter raises
-        :class:`~dbos_trio.DBOSException` at the call."""
+        checkpointed as ``DBOS.listWorkflows``. A bad filter value raises
+        :class:`~dbos_trio.DBOSInvalidArgumentError` (an unknown one ``TypeError``) at the
+        call, before anything is read. Cancellation raises ``trio.Cancelled`` and records
+        nothing; a database failure raises :class:`~dbos_trio.SystemDatabaseError` after
+        the retries."""
         filters = {key: value for key, value in locals().items() if key != "self"}
         return self._list_workflows("list_workflows", "DBOS.listWorkflows", filters)
 

@@ -8,6 +8,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, cast, overload
 
+from .. import aio
 from .._errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
 from .._queue import Queue
 from .._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
@@ -101,6 +102,7 @@ class Registration(DBOSBase):
         should_retry: Callable[[BaseException], bool] | None = None,
         timeout_seconds: float | None = None,
         max_interval_seconds: float = MAX_RETRY_INTERVAL_SECONDS,
+        asyncio: bool = False,
     ) -> StepDecorator:
         """Make a function a checkpointed step (``async def`` in-task, ``def`` in a thread).
 
@@ -110,6 +112,10 @@ class Registration(DBOSBase):
         ``retries_allowed`` a failed attempt is logged at INFO with its number and retried
         after ``interval_seconds * backoff_rate ** attempt``, at most
         ``max_interval_seconds``.
+
+        ``asyncio=True`` runs an asyncio-flavoured ``async def`` (aiohttp, ...) on a
+        trio-asyncio loop, cancellation mapped both ways (see :mod:`dbos_trio.aio`); it
+        needs the ``dbos-trio[asyncio]`` extra (``ImportError`` naming it otherwise).
         """
         validate.optional_text(name, "step name")
         validate.boolean(retries_allowed, "retries_allowed")
@@ -118,6 +124,7 @@ class Registration(DBOSBase):
         if validate.number(backoff_rate, "backoff_rate") <= 0:
             raise DBOSInvalidArgumentError(f"backoff_rate must be > 0, not {backoff_rate!r}")
         validate.optional_seconds(timeout_seconds, "timeout_seconds", positive=True)
+        validate.boolean(asyncio, "asyncio")
         if should_retry is not None and not callable(should_retry):
             raise DBOSArgumentTypeError(f"should_retry must be callable, not {should_retry!r}")
         validate.seconds(max_interval_seconds, "max_interval_seconds")
@@ -127,7 +134,8 @@ class Registration(DBOSBase):
         self._registry.check_registration_allowed("a step")
 
         def decorate(func: Callable[P, Any]) -> Callable[P, Coroutine[Any, Any, Any]]:
-            is_async = inspect.iscoroutinefunction(func)
+            body = aio.as_trio(func) if asyncio else func
+            is_async = inspect.iscoroutinefunction(body)
             if timeout_seconds is not None and not is_async:
                 raise DBOSException(
                     f"step {func.__qualname__}: timeout_seconds needs an async def step"
@@ -142,7 +150,7 @@ class Registration(DBOSBase):
             @functools.wraps(func)
             def run_as_step(*args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, Any]:
                 # Not async: the step id is taken at the call (see run_step).
-                return run_step(options, func, is_async, args, kwargs)
+                return run_step(options, body, is_async, args, kwargs)
 
             return run_as_step
 

@@ -33,9 +33,12 @@ from .listing import ClientListing
 from .messaging import ClientMessaging
 from .options import EnqueueOptions
 from .schedules import ClientSchedules
+from .versions import ClientVersions
 
 
-class Client(ClientMessaging, ClientListing, ClientSchedules, ClientDebouncing, ClientAdmin):
+class Client(
+    ClientMessaging, ClientListing, ClientSchedules, ClientDebouncing, ClientVersions, ClientAdmin
+):
     """A connection to a system database for enqueueing, messaging and managing workflows.
 
     ``async with Client(url, app_name="orders") as client:`` connects, verifies the schema
@@ -60,6 +63,13 @@ class Client(ClientMessaging, ClientListing, ClientSchedules, ClientDebouncing, 
     cannot be opened (:class:`~dbos_trio.sysdb.errors.SystemDatabaseUnreachable` when no
     connection could be made) or its schema is not migrated; cancellation while entering
     closes whatever was opened. No error, log line or ``repr`` shows the URL's password.
+
+    Every method: each transaction it makes commits whole or not at all, so cancelling a
+    call (``trio.Cancelled``) never leaves half a write; a bad argument raises
+    :class:`~dbos_trio.DBOSInvalidArgumentError` (or ``DBOSArgumentTypeError``) before
+    anything is written; a database failure raises
+    :class:`~dbos_trio.SystemDatabaseError` once the retries run out; a call outside the
+    ``async with`` block raises :class:`~dbos_trio.DBOSException`.
     """
 
 

@@ -96,6 +96,7 @@ class ClientBase:
 
     @property
     def app_name(self) -> str | None:
+        """The application this client acts for (None: every application's rows)."""
         return self._app_name
 
     # --- lifetime --------------------------------------------------------------------

@@ -53,6 +53,11 @@ class ClientListing(ClientManagement):
         Scoped like the official client: without an ``application_name`` filter, to the
         client's application plus unclaimed rows (every row for a nameless client, and for
         a lookup by ``workflow_ids``); with one, to that application plus unclaimed rows.
+
+        A bad filter value raises :class:`~dbos_trio.DBOSInvalidArgumentError` (an unknown
+        one ``TypeError``) before anything is read. One read: cancellation raises
+        ``trio.Cancelled``; a database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries.
         """
         filters = {key: value for key, value in locals().items() if key != "self"}
         runtime = self._require("list_workflows")

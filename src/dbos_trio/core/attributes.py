@@ -47,3 +47,15 @@ def optional(value: Any, argument: str) -> str | None:
 def merged(stored: Mapping[str, Any] | None, update: Mapping[str, Any]) -> dict[str, Any]:
     """Top-level merge, as JSONB ``||`` does: keys of ``update`` replace stored ones."""
     return {**(stored or {}), **update}
+
+
+def combined(*encoded: str | None) -> str | None:
+    """Several attribute objects (JSON text, None for none) as one: later keys win (the
+    trace carrier ``dbos.otelContext`` goes last, beside the user's attributes)."""
+    present = [text for text in encoded if text is not None]
+    if len(present) <= 1:
+        return present[0] if present else None
+    merged: dict[str, Any] = {}
+    for text in present:
+        merged.update(json.loads(text))
+    return json.dumps(merged, separators=(",", ":"))

@@ -47,8 +47,9 @@ from ..sysdb.open import open_system_database
 from ..sysdb.protocol import SystemDatabase
 from ..sysdb.retry import EXECUTOR_POLICY
 from ..sysdb.wakeups import WakeupRegistry
-from . import dequeue, orphans, queues, recovery, scheduler, timeouts, watch
+from . import adoption, dequeue, orphans, queues, recovery, scheduler, timeouts, versions, watch
 from .executor import Executor, ExecutorSlot
+from .pacing import default_background_interval
 
 logger = logging.getLogger("dbos_trio")
 
@@ -91,9 +92,13 @@ async def open_executor(
     identity = resolve_identity(config, registry.all())
     registry.freeze()
     try:
-        settings = launch_settings.get() or LaunchSettings()
+        database_url = config.resolved_database_url()
+        # Nobody paced this launch (a plain ``dbos.launched()``): pace it for its clock.
+        settings = launch_settings.get() or LaunchSettings(
+            background_interval=default_background_interval(database_url)
+        )
         sysdb = await open_system_database(
-            config.resolved_database_url(),
+            database_url,
             schema=config.schema,
             max_connections=config.max_connections,
             connect_timeout=config.connect_timeout,
@@ -131,6 +136,7 @@ async def open_executor(
                     background_interval=settings.background_interval,
                 )
                 executor.is_latest_version = is_latest
+                _observe(executor)
                 if slot is not None:
                     slot.executor = executor
                 try:
@@ -148,6 +154,7 @@ async def open_executor(
                     nursery.cancel_scope.cancel()
                     if slot is not None:
                         slot.executor = None
+                    _unobserve(executor)
         finally:
             with trio.CancelScope(shield=True):
                 await _close_resources(opened)
@@ -186,15 +193,59 @@ async def _start(executor: Executor, declared_queues: list[QueueConfig]) -> None
         await nursery.start(task)
     await queues.register_queues(executor, declared_queues)
     executor.recovered_count = await recovery.reenqueue_abandoned(executor)
+    await versions.warn_pinned_elsewhere(executor)
+    if executor.metrics is not None:
+        executor.metrics.recovered_at_launch(executor.recovered_count)
+        await nursery.start(_poll_metrics, executor)
     await scheduler.start(executor)
+    await nursery.start(adoption.heartbeat, executor)
     interval = executor.background_interval
     if interval is None:
         await nursery.start(dequeue.supervise, executor)
         await nursery.start(timeouts.sweep, executor)
         await nursery.start(orphans.sweep, executor)
         await nursery.start(watch.watch, executor)
+        await nursery.start(versions.census, executor)
     else:
         await nursery.start(partial(dequeue.supervise, executor, sweep_interval=interval))
         await nursery.start(partial(timeouts.sweep, executor, interval=interval))
         await nursery.start(partial(orphans.sweep, executor, interval=interval))
         await nursery.start(partial(watch.watch, executor, interval=interval))
+        await nursery.start(partial(versions.census, executor, interval=interval))
+
+
+def _observe(executor: Executor) -> None:
+    """Turn on the tracing and metrics ``Config`` asks for: their modules are imported
+    here, only then (see :mod:`.telemetry`)."""
+    config = executor.config
+    if config.enable_otel:
+        from .tracing import OtelTracing
+
+        executor.tracing = OtelTracing(
+            executor.identity, config.otel_tracer_provider, config.otel_attribute_format
+        )
+    if config.enable_metrics:
+        from .metrics import PrometheusMetrics
+
+        executor.metrics = PrometheusMetrics(executor.sysdb, config.metrics_registry)
+
+
+def _unobserve(executor: Executor) -> None:
+    if executor.metrics is not None:
+        from .metrics import PrometheusMetrics
+
+        if isinstance(executor.metrics, PrometheusMetrics):
+            executor.metrics.close()
+
+
+async def _poll_metrics(
+    executor: Executor, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    from .metrics import QUEUE_DEPTH_INTERVAL, PrometheusMetrics, poll
+
+    metrics = executor.metrics
+    if not isinstance(metrics, PrometheusMetrics):
+        task_status.started()
+        return
+    interval = executor.background_interval or QUEUE_DEPTH_INTERVAL
+    await poll(metrics, interval, task_status=task_status)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import DBOSInvalidArgumentError, DBOSQueueDeduplicatedError
 from .._registry import RegisteredWorkflow
+from ..core import attributes as attributes_rules
 from ..core.admission import RESERVED_QUEUE_PREFIX, QueueConfig
 from ..sysdb.records import INTERNAL_QUEUE, InitResult, NewWorkflow, ParentStep
 from ..sysdb.wakeups import queue_key
@@ -33,6 +34,7 @@ from .start import (
     workflow_format,
     writer_of,
 )
+from .telemetry import carrier_attributes
 
 if TYPE_CHECKING:
     from .executor import Executor, Runtime
@@ -125,7 +127,9 @@ async def _enqueue(
         timeout_ms=timeout_ms,
         deadline_epoch_ms=deadline_ms,
         parent_workflow_id=None if parent is None else parent.workflow_id,
-        attributes=extras.attributes,
+        attributes=attributes_rules.combined(
+            extras.attributes, carrier_attributes(executor.tracing)
+        ),
     )
     link = None if slot is None else parent_step(slot, now)
     try:
