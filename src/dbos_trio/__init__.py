@@ -38,10 +38,12 @@ from ._registry import DBOSConfiguredInstance
 from ._serialization import PickleSerializer, PortableJSONSerializer, Serializer
 from .client import Client, ClientDebouncer, ClientWorkflowHandle, EnqueueOptions
 from .core.admission import RateLimit
+from .core.retention import RetentionPolicy
 from .datasource import TransactionConnection
 from .datasource.protocol import TransactionOutcomeUnknown
 from .engine.handle import WorkflowHandle
 from .engine.options import SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
+from .engine.retention import GarbageCollection
 from .engine.schedules import ClientScheduleInput, ScheduleInput, WorkflowSchedule
 from .engine.status import StepInfo, WorkflowStatus
 
@@ -80,11 +82,13 @@ __all__ = [
     "Datasource",
     "Debouncer",
     "EnqueueOptions",
+    "GarbageCollection",
     "PickleSerializer",
     "PortableJSONSerializer",
     "PortableWorkflowError",
     "Queue",
     "RateLimit",
+    "RetentionPolicy",
     "ScheduleInput",
     "Serializer",
     "SetEnqueueOptions",

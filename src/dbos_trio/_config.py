@@ -20,6 +20,7 @@ from ._errors import DBOSConfigError, DBOSException
 from ._redact import redact_url as redact_url  # re-exported: the name's old home
 from ._serialization import PickleSerializer, Serializer
 from .core import validate
+from .core.retention import RetentionPolicy
 
 APP_NAME_PATTERN = re.compile(r"[a-z0-9_-]{3,256}")  # matched whole (fullmatch)
 SYSTEM_DATABASE_URL_ENV = "DBOS_SYSTEM_DATABASE_URL"
@@ -152,6 +153,13 @@ def _check_unordered_tasks(_: Any, attribute: attrs.Attribute[str], value: Any) 
         raise _fail(f"Config.{attribute.name}", f"{value!r} must be 'error' or 'warn'")
 
 
+def _check_retention(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not isinstance(value, RetentionPolicy):
+        raise _fail(
+            f"Config.{attribute.name}", f"{value!r} must be a dbos_trio.RetentionPolicy or None"
+        )
+
+
 @attrs.frozen(kw_only=True)
 class Config:
     """How a :class:`~dbos_trio.DBOS` instance connects and identifies itself."""
@@ -217,6 +225,18 @@ class Config:
     depend on how Trio happens to schedule it: ``"error"`` (the default) raises
     :class:`~dbos_trio.DBOSUnorderedTaskError` naming the call; ``"warn"`` logs a warning
     once per workflow execution and takes the next id, as the official SDK does."""
+
+    retention: RetentionPolicy | None = attrs.field(default=None, validator=_check_retention)
+    """A :class:`~dbos_trio.RetentionPolicy`: finished workflows older than its bounds are
+    deleted in the background, by one executor of the application at a time; None (the
+    default) keeps every row. See ``docs/operations.md``."""
+    shutdown_drain_seconds: float | None = attrs.field(
+        default=None, validator=_field_check(require_optional_seconds)
+    )
+    """On exit from ``launched()``: stop claiming queued work and let the workflows running
+    here finish for up to this long (Trio clock) before cancelling the rest, which stay
+    PENDING for recovery. None (the default) cancels at once. ``launched(drain_seconds=)``
+    overrides it for one launch."""
 
     def __attrs_post_init__(self) -> None:
         if not self.allow_pickle and self.serializer.name() == "py_pickle":

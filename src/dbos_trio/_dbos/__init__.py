@@ -15,13 +15,15 @@ from .debouncing import Debouncer, Debouncing
 from .durable import Durable
 from .lifecycle import Lifecycle
 from .management import Management
+from .operations import Operations
 from .registration import Registration, StepDecorator
 from .schedules import Schedules
 
 
 class DBOS(
-    Registration, Lifecycle, Durable, Concurrency, Management, Schedules, Debouncing, Datasources
-):
+    Registration, Lifecycle, Durable, Concurrency, Management, Schedules, Debouncing, Datasources,
+    Operations,
+):  # fmt: skip
     """Registers workflows and steps, and runs them once launched.
 
     ``DBOS(Config(app_name="orders", ...))`` connects nothing; ``async with

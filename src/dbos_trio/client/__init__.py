@@ -30,11 +30,14 @@ from .base import ClientWorkflowHandle
 from .debouncing import ClientDebouncer, ClientDebouncing
 from .management import ClientManagement
 from .messaging import ClientMessaging
+from .operations import ClientOperations
 from .options import EnqueueOptions
 from .schedules import ClientSchedules
 
 
-class Client(ClientMessaging, ClientManagement, ClientSchedules, ClientDebouncing):
+class Client(
+    ClientMessaging, ClientManagement, ClientSchedules, ClientDebouncing, ClientOperations
+):
     """A connection to a system database for enqueueing, messaging and managing workflows.
 
     ``async with Client(url, app_name="orders") as client:`` connects, verifies the schema

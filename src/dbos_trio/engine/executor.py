@@ -140,6 +140,9 @@ class Executor(Runtime):
         self.quarantined: set[str] = set()
         # None: the engine's own intervals; else the spacing of background work (tests).
         self.background_interval = background_interval
+        # Cancel scopes of the tasks that start work (dequeue supervisor, orphan sweep):
+        # a graceful drain cancels them first (engine/drain.py).
+        self.claimers: list[trio.CancelScope] = []
 
     @property
     def app_name(self) -> str:

@@ -47,7 +47,7 @@ from ..sysdb.open import open_system_database
 from ..sysdb.protocol import SystemDatabase
 from ..sysdb.retry import EXECUTOR_POLICY
 from ..sysdb.wakeups import WakeupRegistry
-from . import dequeue, orphans, queues, recovery, scheduler, timeouts, watch
+from . import dequeue, drain, orphans, queues, recovery, retention, scheduler, timeouts, watch
 from .executor import Executor, ExecutorSlot
 
 logger = logging.getLogger("dbos_trio")
@@ -78,6 +78,8 @@ async def open_executor(
     registry: Registry,
     declared_queues: list[QueueConfig],
     slot: ExecutorSlot | None = None,
+    *,
+    drain_seconds: float | None = None,
 ) -> AsyncIterator[Executor]:
     """Launch an executor for the block; shut it down (cancel, await, close) on exit.
 
@@ -86,8 +88,12 @@ async def open_executor(
     slot.
 
     Errors at launch propagate (nothing is left open); cancellation of the block is the
-    normal way to stop, and interrupted workflows stay PENDING for the next launch.
+    normal way to stop, and interrupted workflows stay PENDING for the next launch. With
+    ``drain_seconds`` (else ``config.shutdown_drain_seconds``) the exit first drains
+    (:mod:`.drain`): no new claims, running workflows get up to that long to finish.
     """
+    if drain_seconds is None:
+        drain_seconds = config.shutdown_drain_seconds
     identity = resolve_identity(config, registry.all())
     registry.freeze()
     try:
@@ -145,6 +151,8 @@ async def open_executor(
                     )
                     yield executor
                 finally:
+                    if drain_seconds is not None:
+                        await drain.drain(executor, drain_seconds)
                     nursery.cancel_scope.cancel()
                     if slot is not None:
                         slot.executor = None
@@ -188,13 +196,18 @@ async def _start(executor: Executor, declared_queues: list[QueueConfig]) -> None
     executor.recovered_count = await recovery.reenqueue_abandoned(executor)
     await scheduler.start(executor)
     interval = executor.background_interval
+    # What starts workflows here runs in scopes a drain cancels (engine/drain.py).
     if interval is None:
-        await nursery.start(dequeue.supervise, executor)
+        await nursery.start(drain.stoppable, executor, partial(dequeue.supervise, executor))
         await nursery.start(timeouts.sweep, executor)
-        await nursery.start(orphans.sweep, executor)
+        await nursery.start(drain.stoppable, executor, partial(orphans.sweep, executor))
         await nursery.start(watch.watch, executor)
     else:
-        await nursery.start(partial(dequeue.supervise, executor, sweep_interval=interval))
+        supervise = partial(dequeue.supervise, executor, sweep_interval=interval)
+        await nursery.start(drain.stoppable, executor, supervise)
         await nursery.start(partial(timeouts.sweep, executor, interval=interval))
-        await nursery.start(partial(orphans.sweep, executor, interval=interval))
+        sweep_orphans = partial(orphans.sweep, executor, interval=interval)
+        await nursery.start(drain.stoppable, executor, sweep_orphans)
         await nursery.start(partial(watch.watch, executor, interval=interval))
+    if executor.config.retention is not None:
+        await nursery.start(retention.run_policy, executor, executor.config.retention)

@@ -273,6 +273,16 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         )
         return bool(row and row[0])
 
+    async def _retention_leader(self, tx: Transaction, application_name: str | None) -> bool:
+        # A key of its own (not the timeout sweep's): a long purge must not hold up sweeps.
+        digest = hashlib.sha256(
+            f"dbos_trio.retention.{self.schema}.{application_name or ''}".encode()
+        ).digest()
+        row = await tx.one(
+            "try_retention_lock", {"lock_key": int.from_bytes(digest[:8], "big", signed=True)}
+        )
+        return bool(row and row[0])
+
     async def _claim_once(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
         partitioned = request.partition_key is not None
         name = _claim_name(request.consistent, partitioned)

@@ -13,13 +13,14 @@ from .fencing import FencingOperations
 from .management import ManagementOperations
 from .messages import MessageOperations
 from .queues import QueueOperations
+from .retention import RetentionOperations
 from .schedules import ScheduleOperations
 from .workflows import WorkflowOperations
 
 
 class SQLSystemDatabase(
     WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations,
-    ScheduleOperations, DebounceOperations, FencingOperations,
+    ScheduleOperations, DebounceOperations, FencingOperations, RetentionOperations,
 ):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 
