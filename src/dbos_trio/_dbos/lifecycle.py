@@ -30,8 +30,10 @@ class Lifecycle(DBOSBase):
 
         ``drain_seconds`` (default ``Config.shutdown_drain_seconds``; None: no drain) makes
         the exit graceful: claiming stops, and the workflows running here get up to that
-        long (Trio clock, even when the block was cancelled) to finish before the rest are
-        cancelled and stay PENDING. A bad value raises
+        long (Trio clock) to finish before the rest are cancelled and stay PENDING. Only a
+        block that leaves (returns or raises) drains: cancelling it from outside cancels
+        its workflows at once too (see the SIGTERM recipe in ``docs/operations.md``,
+        which leaves the block on the signal). A bad value raises
         :class:`~dbos_trio.DBOSConfigError` before anything connects.
         """
         require_optional_seconds(drain_seconds, "launched drain_seconds")

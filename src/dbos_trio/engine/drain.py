@@ -7,12 +7,15 @@ Invariants, and why:
   began (a claim already in flight completes, and what it claimed runs like the rest).
   Everything that *stops* workflows keeps running: the timeout sweep and the cancel
   watcher, so a cancel or a deadline still reaches a draining workflow.
-* The wait is bounded on the Trio clock (so it is testable on virtual time) and
-  shielded: the drain is what a cancelled ``launched()`` block (the SIGTERM recipe of
-  ``docs/operations.md``) asks for, so the cancellation that triggered it must not cut it
-  short. What still runs when the time is up is cancelled by the shutdown that follows:
-  those workflows stay PENDING, and recovery (here at the next launch, or another
-  executor's) runs them again from their last checkpoint.
+* The wait is bounded on the Trio clock (so it is testable on virtual time). What still
+  runs when the time is up is cancelled by the shutdown that follows: those workflows
+  stay PENDING, and recovery (here at the next launch, or another executor's) runs them
+  again from their last checkpoint.
+* Only a block that *leaves* (normally or by raising) drains. A block cancelled from
+  outside cancels the workflows of its nursery at the same moment — structured
+  concurrency gives them no way out of an enclosing cancelled scope — so they stop at
+  once and stay PENDING. That is why the SIGTERM recipe of ``docs/operations.md`` waits
+  for the signal inside the block and then leaves it, rather than cancelling it.
 """
 
 from __future__ import annotations
@@ -59,7 +62,8 @@ async def drain(executor: Executor, seconds: float) -> int:
     """Stop claiming, then wait up to ``seconds`` for the workflows running here to end;
     the number still running when the time was up (0: all finished).
 
-    Shielded from the cancellation of the enclosing block; never raises.
+    Shielded, so a drain that follows a cancellation still awaits the cancelled
+    workflows' shielded cleanup; never raises.
     """
     stop_claiming(executor)
     with trio.CancelScope(shield=True), trio.move_on_after(seconds):
