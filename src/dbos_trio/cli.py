@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 import attrs
 import trio
 
-from . import cli_schedules
+from . import cli_gc, cli_schedules
 from ._cli_errors import (
     CLI_RETRY_LIMIT_SECONDS,
     EXIT_CODES_HELP,
@@ -402,6 +402,7 @@ def _parser() -> argparse.ArgumentParser:
     queue_list.add_argument("--queue", "-q", default=None)
     queue_list.set_defaults(run=_queue_list)
     cli_schedules.add_parsers(commands, common)
+    cli_gc.add_parsers(commands, common, **layout)
     return parser
 
 
