@@ -238,6 +238,21 @@ class Config:
     PENDING for recovery. None (the default) cancels at once. ``launched(drain_seconds=)``
     overrides it for one launch."""
 
+    statement_timeout: float | None = attrs.field(
+        default=30.0, validator=_field_check(require_optional_seconds)
+    )
+    """PostgreSQL: the longest a listing query (``list_workflows``,
+    ``list_queued_workflows``) may run before the server cancels it and the call raises
+    :class:`~dbos_trio.DBOSQueryTimeoutError` (the official SDK's
+    ``observability_query_timeout_sec``, default 30 s); None: the server's setting.
+    Workflow statements are never bounded this way."""
+    idle_in_transaction_session_timeout: float | None = attrs.field(
+        default=60.0, validator=_field_check(require_optional_seconds)
+    )
+    """PostgreSQL: set on every connection of the pool and the listener, so a
+    transaction left open (a stuck client) is ended by the server rather than holding its
+    locks (official default 60 s); None leaves the server's setting."""
+
     def __attrs_post_init__(self) -> None:
         if not self.allow_pickle and self.serializer.name() == "py_pickle":
             raise _fail(

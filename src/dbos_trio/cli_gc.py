@@ -25,7 +25,7 @@ from ._cli_errors import CLI_RETRY_LIMIT_SECONDS, UsageError
 from ._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV
 from .client import Client
 from .core.filters import epoch_ms
-from .core.retention import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE
+from .core.retention import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, MAX_JOBS
 from .engine.retention import GarbageCollection
 
 # A progress line at most this often (Trio clock): a million rows are 500 batches.
@@ -82,6 +82,12 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser, **layout: Any) -
         default=DEFAULT_BATCH_SIZE,
         help=f"workflows per transaction (default {DEFAULT_BATCH_SIZE})",
     )
+    gc.add_argument(
+        "--jobs",
+        type=lambda t: _whole(t, 1, MAX_JOBS),
+        default=1,
+        help="batches at a time (PostgreSQL; default 1)",
+    )
     gc.add_argument("--application-name", "-a", default=None)
     gc.set_defaults(run=_gc)
     cancel = commands.add_parser(
@@ -137,6 +143,7 @@ async def _gc(args: argparse.Namespace) -> None:
             keep_newest=args.keep_newest,
             batch_size=args.batch_size,
             progress=progress,
+            jobs=args.jobs,
         )
     elapsed = trio.current_time() - started
     if args.json:

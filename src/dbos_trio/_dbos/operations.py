@@ -25,6 +25,7 @@ class Operations(DBOSBase):
         keep_newest: int | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
         progress: Progress | None = None,
+        jobs: int = 1,
     ) -> GarbageCollection:
         """Delete this application's finished workflows (SUCCESS, ERROR, CANCELLED,
         MAX_RECOVERY_ATTEMPTS_EXCEEDED) that finished before ``completed_before`` (epoch
@@ -33,7 +34,8 @@ class Operations(DBOSBase):
         PENDING, ENQUEUED and DELAYED ones are never touched.
 
         Runs in batches of ``batch_size`` (one transaction each; ``progress(deleted)``
-        after each), so running workflows are not blocked. Cancellation stops between
+        after each), so running workflows are not blocked; ``jobs`` batches at a time
+        (PostgreSQL; default 1). Cancellation stops between
         batches (what was deleted stays deleted); a database failure raises
         :class:`~dbos_trio.SystemDatabaseError` likewise. A bad value raises
         :class:`~dbos_trio.DBOSInvalidArgumentError` before anything is deleted.
@@ -49,6 +51,7 @@ class Operations(DBOSBase):
             application_name=executor.app_name,
             batch_size=batch_size,
             progress=progress,
+            jobs=jobs,
         )
 
     async def cancel_workflows_created_before(

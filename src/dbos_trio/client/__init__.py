@@ -54,8 +54,9 @@ class Client(
 
     Like an executor, a client retries a transient database failure (a lost connection, a
     restarting server) until the database is back, unless ``database_retry_limit`` bounds
-    it; ``direct_database_url``, ``prepared_statements`` and ``allow_pickle`` (False: refuse
-    to read ``py_pickle`` payloads, which run code of whoever wrote them) are as in
+    it; ``direct_database_url``, ``prepared_statements``, ``allow_pickle`` (False: refuse
+    to read ``py_pickle`` payloads, which run code of whoever wrote them),
+    ``statement_timeout`` and ``idle_in_transaction_session_timeout`` are as in
     :class:`~dbos_trio.Config`.
 
     Entering the block raises :class:`~dbos_trio.DBOSInitializationError` if the database

@@ -24,6 +24,7 @@ class ClientOperations(ClientBase):
         keep_newest: int | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
         progress: Progress | None = None,
+        jobs: int = 1,
     ) -> GarbageCollection:
         """Delete finished workflows, in batches; as :meth:`dbos_trio.DBOS.garbage_collect`."""
         cutoff = (
@@ -37,6 +38,7 @@ class ClientOperations(ClientBase):
             application_name=self._app_name,
             batch_size=batch_size,
             progress=progress,
+            jobs=jobs,
         )
 
     async def cancel_workflows_created_before(

@@ -79,6 +79,17 @@ def check_batch_size(value: Any, where: str) -> int:
     return value
 
 
+MAX_JOBS = 16
+
+
+def check_jobs(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_JOBS:
+        raise DBOSInvalidArgumentError(
+            f"{where}: {value!r} must be a whole number from 1 to {MAX_JOBS}"
+        )
+    return value
+
+
 def _seconds(value: Any, where: str, *, optional: bool) -> float | None:
     if value is None and optional:
         return None

@@ -111,6 +111,8 @@ async def open_executor(
             retry=EXECUTOR_POLICY.bounded(config.database_retry_limit),
             direct_url=config.direct_database_url,
             prepared_statements=config.prepared_statements,
+            statement_timeout=config.statement_timeout,
+            idle_in_transaction_timeout=config.idle_in_transaction_session_timeout,
         )
         if settings.intercept is not None:
             sysdb = settings.intercept(sysdb)

@@ -12,7 +12,7 @@
 -- Payload and step tables have no foreign key (migration 112) and are deleted here;
 -- messages, events and streams go by cascade. One row back per deleted workflow.
 WITH doomed AS (
-    SELECT workflow_uuid FROM {schema}.workflow_status
+    SELECT workflow_uuid AS id FROM {schema}.workflow_status
     WHERE created_at >= %(after)s AND created_at < %(created_before)s
       AND (created_at < %(keep_before)s
            OR COALESCE(completed_at, updated_at, created_at) < %(completed_before)s)
@@ -23,16 +23,15 @@ WITH doomed AS (
     LIMIT %(batch_size)s
     FOR UPDATE SKIP LOCKED
 ), inputs AS (
-    DELETE FROM {schema}.workflow_input WHERE workflow_uuid IN (SELECT workflow_uuid FROM doomed)
+    DELETE FROM {schema}.workflow_input AS t USING doomed WHERE t.workflow_uuid = doomed.id
 ), outputs AS (
-    DELETE FROM {schema}.workflow_output WHERE workflow_uuid IN (SELECT workflow_uuid FROM doomed)
+    DELETE FROM {schema}.workflow_output AS t USING doomed WHERE t.workflow_uuid = doomed.id
 ), steps AS (
-    DELETE FROM {schema}.operation_outputs
-    WHERE workflow_uuid IN (SELECT workflow_uuid FROM doomed)
+    DELETE FROM {schema}.operation_outputs AS t USING doomed WHERE t.workflow_uuid = doomed.id
 )
-DELETE FROM {schema}.workflow_status
-WHERE workflow_uuid IN (SELECT workflow_uuid FROM doomed)
-RETURNING created_at
+DELETE FROM {schema}.workflow_status AS t USING doomed
+WHERE t.workflow_uuid = doomed.id
+RETURNING t.created_at
 
 -- name: try_retention_lock
 -- One executor per application runs the retention policy at a time: a transaction-scoped
