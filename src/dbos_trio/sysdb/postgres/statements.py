@@ -147,13 +147,14 @@ class PostgresStatements:
             # quote a secret of the URL, must not become the mapped error's __context__.
             attempts = await self.retrier.pause(failure, attempts)
 
-    async def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
+    async def query(self, sql: str, params: Sequence[Any], *, listing: bool = False) -> list[Row]:
+        timeout_ms = self._query_timeout_ms if listing else None
         await trio.lowlevel.checkpoint_if_cancelled()
         attempts: Attempts | None = None
         while True:
             try:
                 async with self._pool.connection() as conn:
-                    if self._query_timeout_ms is None:
+                    if timeout_ms is None:
                         cur = await conn.execute(sql, list(params), prepare=False)
                         found: list[Row] = await cur.fetchall()
                     else:
@@ -161,9 +162,7 @@ class PostgresStatements:
                         # connection's hot-path statements never carry it. A timeout leaves
                         # the transaction open; the pool rolls it back on return.
                         await conn.execute("BEGIN")
-                        await conn.execute(
-                            f"SET LOCAL statement_timeout = {int(self._query_timeout_ms)}"
-                        )
+                        await conn.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
                         cur = await conn.execute(sql, list(params), prepare=False)
                         found = await cur.fetchall()
                         await conn.execute("COMMIT")
