@@ -10,7 +10,7 @@ What it does, per round, on a fresh ``bench_gc_*`` database:
    these; then ``ANALYZE``.
 2. **Launch a dbos_trio executor** in this process with a queue, and run two probes, side by
    side, for ``--idle-seconds`` (idle) and then for as long as the purge runs (purge):
-   * *step latency*: one workflow runs empty steps back to back; each ``await step()`` (one
+   * *step latency*: one workflow runs an empty step every 10 ms; each ``await step()`` (one
      checkpoint commit) is timed;
    * *claim latency*: every 20 ms a one-step workflow is enqueued on the queue; the time from
      the enqueue call to the workflow body starting (enqueue commit, worker wakeup, claim
@@ -19,6 +19,9 @@ What it does, per round, on a fresh ``bench_gc_*`` database:
    (as an operator or a cron job would run it; the in-executor policy runs the same batches),
    and reports the rows it deleted and its own elapsed seconds: rows/s. The database is
    checked afterwards: no bulk row is left, no probe row was touched.
+4. **Floor**: the same rows are loaded again and deleted by four plain ``DELETE`` statements
+   in one transaction with nothing else running: what PostgreSQL itself needs for the same
+   deletions and cascades on this machine, now. ``gc_vs_floor`` is the ratio of rates.
 
 It prints one table (and writes ``benchmarks/results/<stamp>-gc.{jsonl,md}``): rows/s,
 and for each probe the idle and purge median and p99 and their ratio (the target is
@@ -47,6 +50,7 @@ from .runner import admin_url, fresh_database
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PROBE_ENQUEUE_EVERY_S = 0.02
+PROBE_STEP_EVERY_S = 0.01
 
 LOAD_SQL = """
 INSERT INTO dbos.workflow_status (workflow_uuid, status, name, queue_name, executor_id,
@@ -84,6 +88,26 @@ def bulk_load(url: str, rows: int) -> float:
     return time.monotonic() - started
 
 
+FLOOR_SQL = """
+DELETE FROM dbos.workflow_input WHERE workflow_uuid LIKE 'bulk-%%';
+DELETE FROM dbos.workflow_output WHERE workflow_uuid LIKE 'bulk-%%';
+DELETE FROM dbos.operation_outputs WHERE workflow_uuid LIKE 'bulk-%%';
+DELETE FROM dbos.workflow_status WHERE workflow_uuid LIKE 'bulk-%%';
+"""
+
+
+def floor_delete(url: str, rows: int) -> float:
+    """The physical floor: the same rows deleted by PostgreSQL in one transaction of four
+    plain DELETEs (same foreign-key cascades), nothing else running; seconds."""
+    bulk_load(url, rows)
+    started = time.monotonic()
+    with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+        for statement in FLOOR_SQL.strip().split(";\n"):
+            if statement.strip():
+                conn.execute(statement)
+    return time.monotonic() - started
+
+
 class Probes:
     """The two probes' samples, split by phase ("idle", then "purge")."""
 
@@ -117,6 +141,7 @@ async def run_round(args: argparse.Namespace, url: str) -> dict[str, Any]:
             await probe_step()
             probes.steps[probes.phase].append(trio.current_time() - begun)
             count += 1
+            await trio.sleep(PROBE_STEP_EVERY_S)
         return count
 
     @dbos.workflow(name="claim_probe")
@@ -161,6 +186,7 @@ async def run_round(args: argparse.Namespace, url: str) -> dict[str, Any]:
         ).fetchone()
     assert left is not None and left[0] == 0, f"{left} bulk rows left"
     assert summary["deleted"] == args.rows, summary
+    floor_s = await trio.to_thread.run_sync(floor_delete, url, args.rows)
     record: dict[str, Any] = {
         "rows": args.rows,
         "batch_size": args.batch_size,
@@ -169,6 +195,9 @@ async def run_round(args: argparse.Namespace, url: str) -> dict[str, Any]:
         "gc_s": round(summary["seconds"], 2),
         "gc_rows_per_s": round(args.rows / summary["seconds"]),
         "gc_batches": summary["batches"],
+        "floor_s": round(floor_s, 2),
+        "floor_rows_per_s": round(args.rows / floor_s),
+        "gc_vs_floor": round((args.rows / summary["seconds"]) / (args.rows / floor_s), 2),
         "probe_rows_kept": probes_kept[0] if probes_kept else None,
     }
     for name, samples in (("step", probes.steps), ("claim", probes.claims)):
@@ -190,15 +219,15 @@ def table(records: list[dict[str, Any]], env: dict[str, Any]) -> str:
         f"synchronous_commit={env.get('pg_synchronous_commit')}, {env.get('cpu_count')} cores, "
         f"executor pool 10, queue worker concurrency 10, gc in a separate process",
         "",
-        "| round | rows | batch | jobs | gc s | rows/s | step idle med/p99 ms "
+        "| round | rows | batch | jobs | gc s | rows/s | floor rows/s | step idle med/p99 ms "
         "| step purge med/p99 ms | step ratio | claim idle med/p99 ms "
         "| claim purge med/p99 ms | claim ratio |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for i, r in enumerate(records, 1):
         lines.append(
             f"| {i} | {r['rows']:,} | {r['batch_size']} | {r['jobs']} | {r['gc_s']} "
-            f"| {r['gc_rows_per_s']:,} "
+            f"| {r['gc_rows_per_s']:,} | {r['floor_rows_per_s']:,} "
             f"| {r['step_idle_ms_median']:.2f} / {r['step_idle_ms_p99']:.2f} "
             f"| {r['step_purge_ms_median']:.2f} / {r['step_purge_ms_p99']:.2f} "
             f"| {r['step_ratio_median']} / {r['step_ratio_p99']} "
