@@ -33,10 +33,16 @@ from .messaging import ClientMessaging
 from .operations import ClientOperations
 from .options import EnqueueOptions
 from .schedules import ClientSchedules
+from .transactional import ClientTransactional
 
 
 class Client(
-    ClientMessaging, ClientManagement, ClientSchedules, ClientDebouncing, ClientOperations
+    ClientMessaging,
+    ClientManagement,
+    ClientSchedules,
+    ClientDebouncing,
+    ClientOperations,
+    ClientTransactional,
 ):
     """A connection to a system database for enqueueing, messaging and managing workflows.
 
