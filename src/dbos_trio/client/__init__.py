@@ -32,6 +32,7 @@ from .management import ClientManagement
 from .messaging import ClientMessaging
 from .operations import ClientOperations
 from .options import EnqueueOptions
+from .queues import ClientQueue, ClientQueues
 from .schedules import ClientSchedules
 from .transactional import ClientTransactional
 
@@ -43,6 +44,7 @@ class Client(
     ClientDebouncing,
     ClientOperations,
     ClientTransactional,
+    ClientQueues,
 ):
     """A connection to a system database for enqueueing, messaging and managing workflows.
 
@@ -72,4 +74,4 @@ class Client(
     """
 
 
-__all__ = ["Client", "ClientDebouncer", "ClientWorkflowHandle", "EnqueueOptions"]
+__all__ = ["Client", "ClientDebouncer", "ClientQueue", "ClientWorkflowHandle", "EnqueueOptions"]
