@@ -8,6 +8,7 @@ streams); an active one (PENDING, ENQUEUED, DELAYED) stays, however old.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,9 +26,10 @@ from dbos_trio import (
     SetEnqueueOptions,
     SetWorkflowID,
 )
+from dbos_trio.engine.retention import garbage_collect
 from dbos_trio.testing import launched, sqlite_url
 
-from support.backends import count_rows, execute, query, status_row
+from support.backends import connected, count_rows, execute, query, status_row
 
 HOUR_MS = 3_600_000
 TABLES = (
@@ -292,3 +294,40 @@ async def test_the_retention_policy_runs_in_the_background_on_the_trio_clock(
         assert await ids(url) == {"later"}
         await trio.sleep(1800)
         assert await ids(url) == set()
+
+
+@pytest.mark.postgres_only("the retention lock is a PostgreSQL advisory lock")
+async def test_a_policy_run_stops_while_another_process_holds_the_retention_lock(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    dbos = make_dbos()
+
+    @dbos.workflow()
+    async def quick() -> None:
+        return None
+
+    digest = hashlib.sha256(b"dbos_trio.retention.dbos.wf-tests").digest()
+    key = int.from_bytes(digest[:8], "big", signed=True)
+    async with dbos.launched():
+        await quick()
+        executor = dbos._require_executor("test")
+        async with connected(dbos_url) as holder:
+            await holder.execute("SELECT pg_advisory_lock(%s)", (key,))
+            held = await garbage_collect(
+                executor,
+                completed_before_ms=None,
+                keep_newest=0,
+                application_name="wf-tests",
+                leader_only=True,
+            )
+            assert (held.deleted, held.stopped_early) == (0, True)
+            await holder.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        free = await garbage_collect(
+            executor,
+            completed_before_ms=None,
+            keep_newest=0,
+            application_name="wf-tests",
+            leader_only=True,
+        )
+        assert (free.deleted, free.stopped_early) == (1, False)
+    assert await count_rows(dbos_url, "workflow_status") == 0
