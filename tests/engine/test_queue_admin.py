@@ -106,3 +106,30 @@ async def test_a_running_executor_serves_a_worker_concurrency_set_at_run_time(
         with trio.fail_after(15):
             await second.wait()
         release.set()
+
+
+async def test_a_declared_queue_honours_its_on_conflict_mode_at_launch(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    # v1 then v2 register, so a later launch of v1 is not the latest version.
+    async with make_dbos(app_version="v1").launched():
+        pass
+    latest = make_dbos(app_version="v2")
+    latest.register_queue("kept", worker_concurrency=1)
+    latest.register_queue("forced", worker_concurrency=1)
+    async with latest.launched():
+        pass
+    old = make_dbos(app_version="v1")
+    old.register_queue("kept", worker_concurrency=7)  # default: only from the latest
+    old.register_queue("forced", worker_concurrency=7, on_conflict="always_update")
+    async with old.launched():
+        pass
+    assert (await stored(dbos_url, "kept"))[0] == 1
+    assert (await stored(dbos_url, "forced"))[0] == 7
+    newest = make_dbos(app_version="v3")
+    newest.register_queue("kept", worker_concurrency=9, on_conflict="never_update")
+    async with newest.launched():
+        pass
+    assert (await stored(dbos_url, "kept"))[0] == 1
+    with pytest.raises(DBOSInvalidArgumentError, match="on_conflict"):
+        newest.register_queue("other", on_conflict="maybe")  # type: ignore[arg-type]

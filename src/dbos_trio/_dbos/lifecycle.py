@@ -48,6 +48,7 @@ class Lifecycle(DBOSBase):
                 list(self._queues.values()),
                 self._slot,
                 drain_seconds=drain_seconds,
+                queue_conflicts=dict(self._queue_on_conflict),
             ):
                 yield self
         except BaseExceptionGroup as group:

@@ -80,6 +80,7 @@ async def open_executor(
     slot: ExecutorSlot | None = None,
     *,
     drain_seconds: float | None = None,
+    queue_conflicts: dict[str, str] | None = None,
 ) -> AsyncIterator[Executor]:
     """Launch an executor for the block; shut it down (cancel, await, close) on exit.
 
@@ -142,7 +143,7 @@ async def open_executor(
                 if slot is not None:
                     slot.executor = executor
                 try:
-                    await _start(executor, declared_queues)
+                    await _start(executor, declared_queues, queue_conflicts)
                     logger.info(
                         "launched %s version %s as executor %s "
                         "(%d workflows re-enqueued for recovery)",
@@ -189,12 +190,16 @@ async def _close_resources(opened: list[LaunchResource]) -> None:
             logger.exception("closing %r failed", resource)
 
 
-async def _start(executor: Executor, declared_queues: list[QueueConfig]) -> None:
+async def _start(
+    executor: Executor,
+    declared_queues: list[QueueConfig],
+    queue_conflicts: dict[str, str] | None = None,
+) -> None:
     """Steps 4-6 of the launch order (see the module docs)."""
     nursery = executor.nursery
     for task in executor.sysdb.background_tasks():
         await nursery.start(task)
-    await queues.register_queues(executor, declared_queues)
+    await queues.register_queues(executor, declared_queues, queue_conflicts)
     executor.recovered_count = await recovery.reenqueue_abandoned(executor)
     await scheduler.start(executor)
     interval = executor.background_interval
