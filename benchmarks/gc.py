@@ -247,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle-seconds", type=float, default=10.0)
     parser.add_argument("--admin-url", default=None)
     parser.add_argument("--keep-databases", action="store_true")
+    parser.add_argument("--no-save", action="store_true", help="write no results files")
     args = parser.parse_args(argv)
     admin = admin_url(args.admin_url)
     records = []
@@ -258,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(records[-1]), file=sys.stderr, flush=True)
     text = table(records, env)
     print(text)
+    if args.no_save:
+        return 0
     RESULTS.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     with open(RESULTS / f"{stamp}-gc.jsonl", "w") as out:
