@@ -21,8 +21,10 @@ Launch order, and why:
    once its row was cancelled or re-owned elsewhere). Before them (after recovery),
    **apply the declared schedules** (``@dbos.scheduled``) and start the scheduler.
 
-Shutdown mirrors it: cancel the nursery, await every task in it (a task cancelled
-mid-checkpoint finishes its shielded cleanup on a live pool, and a workflow interrupted
+Shutdown mirrors it (after an optional drain, :mod:`.drain`: claiming stops and running
+workflows get ``drain_seconds`` to finish): cancel the nursery, await every task in it
+(a task cancelled mid-checkpoint finishes its shielded cleanup on a live pool, and a
+workflow interrupted
 this way stays PENDING for the next launch), then close the datasources and the system
 database (flushing the notifier), then thaw the registry.
 """
