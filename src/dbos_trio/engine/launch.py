@@ -24,9 +24,8 @@ Launch order, and why:
 Shutdown mirrors it (after an optional drain, :mod:`.drain`: claiming stops and running
 workflows get ``drain_seconds`` to finish): cancel the nursery, await every task in it
 (a task cancelled mid-checkpoint finishes its shielded cleanup on a live pool, and a
-workflow interrupted
-this way stays PENDING for the next launch), then close the datasources and the system
-database (flushing the notifier), then thaw the registry.
+workflow interrupted this way stays PENDING for the next launch), then close the
+datasources and the system database (flushing the notifier), then thaw the registry.
 """
 
 from __future__ import annotations
