@@ -20,6 +20,7 @@ from ._errors import (
     DBOSNonExistentWorkflowError,
     DBOSNotLaunchedError,
     DBOSPayloadError,
+    DBOSQueryTimeoutError,
     DBOSQueueDeduplicatedError,
     DBOSStepNondeterminismError,
     DBOSStepTimeoutError,
@@ -39,11 +40,13 @@ from ._registry import DBOSConfiguredInstance
 from ._serialization import PickleSerializer, PortableJSONSerializer, Serializer
 from .client import Client, ClientDebouncer, ClientWorkflowHandle, EnqueueOptions
 from .core.admission import RateLimit
+from .core.retention import RetentionPolicy
 from .datasource import TransactionConnection
 from .datasource.protocol import TransactionOutcomeUnknown
 from .engine.handle import WorkflowHandle
 from .engine.logcontext import DBOSContextFilter, JSONFormatter, configure_logging, logger
 from .engine.options import SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
+from .engine.retention import GarbageCollection
 from .engine.schedules import ClientScheduleInput, ScheduleInput, WorkflowSchedule
 from .engine.status import StepInfo, WorkflowStatus
 from .sysdb.records import ApplicationVersion
@@ -72,6 +75,7 @@ __all__ = [
     "DBOSNonExistentWorkflowError",
     "DBOSNotLaunchedError",
     "DBOSPayloadError",
+    "DBOSQueryTimeoutError",
     "DBOSQueueDeduplicatedError",
     "DBOSStepNondeterminismError",
     "DBOSStepTimeoutError",
@@ -86,12 +90,14 @@ __all__ = [
     "Datasource",
     "Debouncer",
     "EnqueueOptions",
+    "GarbageCollection",
     "JSONFormatter",
     "PickleSerializer",
     "PortableJSONSerializer",
     "PortableWorkflowError",
     "Queue",
     "RateLimit",
+    "RetentionPolicy",
     "ScheduleInput",
     "Serializer",
     "SetEnqueueOptions",

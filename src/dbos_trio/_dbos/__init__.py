@@ -17,6 +17,7 @@ from .durable import Durable
 from .lifecycle import Lifecycle
 from .management import Management
 from .observability import Observability
+from .operations import Operations
 from .registration import Registration, StepDecorator
 from .schedules import Schedules
 from .versions import Versions
@@ -24,7 +25,7 @@ from .versions import Versions
 
 class DBOS(
     Registration, Lifecycle, Durable, Concurrency, Management, Schedules, Debouncing, Datasources,
-    Dashboard, Versions, Observability,
+    Dashboard, Versions, Observability, Operations,
 ):  # fmt: skip
     """Registers workflows and steps, and runs them once launched.
 
