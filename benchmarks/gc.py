@@ -1,4 +1,4 @@
-"""G1: garbage collection of 1,000,000 finished workflows, and what running work feels meanwhile.
+"""GC1: garbage collection of 1,000,000 finished workflows, and what running work feels meanwhile.
 
 ``python -m benchmarks.gc [--rows 1000000] [--batch-size 2000] [--rounds 1]``
 
@@ -215,7 +215,7 @@ async def run_round(args: argparse.Namespace, url: str) -> dict[str, Any]:
 
 def table(records: list[dict[str, Any]], env: dict[str, Any]) -> str:
     lines = [
-        f"G1 garbage collection: PostgreSQL {env.get('pg_server_version')}, "
+        f"GC1 garbage collection: PostgreSQL {env.get('pg_server_version')}, "
         f"synchronous_commit={env.get('pg_synchronous_commit')}, {env.get('cpu_count')} cores, "
         f"executor pool 10, queue worker concurrency 10, gc in a separate process",
         "",
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     records = []
     env: dict[str, Any] = {}
     for _ in range(args.rounds):
-        with fresh_database(admin, "G1", "dbos_trio", args.keep_databases) as url:
+        with fresh_database(admin, "GC1", "dbos_trio", args.keep_databases) as url:
             env = server_environment(url)
             records.append(trio.run(run_round, args, url))
         print(json.dumps(records[-1]), file=sys.stderr, flush=True)
@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     with open(RESULTS / f"{stamp}-gc.jsonl", "w") as out:
         for record in records:
-            out.write(json.dumps({"scenario": "G1", **record, "env": env}) + "\n")
+            out.write(json.dumps({"scenario": "GC1", **record, "env": env}) + "\n")
     (RESULTS / f"{stamp}-gc.md").write_text(text + "\n")
     return 0
 

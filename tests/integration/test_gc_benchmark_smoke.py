@@ -1,4 +1,4 @@
-"""Smoke test of the G1 garbage-collection benchmark (benchmarks/gc.py), so it cannot rot:
+"""Smoke test of the GC1 garbage-collection benchmark (benchmarks/gc.py), so it cannot rot:
 tiny sizes, the table printed, every bulk row gone and no probe row touched (the script
 asserts both). The numbers are not judged here."""
 
