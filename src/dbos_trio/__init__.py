@@ -20,6 +20,7 @@ from ._errors import (
     DBOSNonExistentWorkflowError,
     DBOSNotLaunchedError,
     DBOSPayloadError,
+    DBOSQueryTimeoutError,
     DBOSQueueDeduplicatedError,
     DBOSStepNondeterminismError,
     DBOSStepTimeoutError,
@@ -39,6 +40,7 @@ from ._registry import DBOSConfiguredInstance
 from ._serialization import PickleSerializer, PortableJSONSerializer, Serializer
 from .client import Client, ClientDebouncer, ClientWorkflowHandle, EnqueueOptions
 from .core.admission import RateLimit
+from .core.retention import RetentionPolicy
 from .datasource import TransactionConnection
 from .datasource.protocol import TransactionOutcomeUnknown
 from .engine.bulk import SendMessage
@@ -50,6 +52,7 @@ from .engine.options import (
     SetWorkflowID,
     SetWorkflowTimeout,
 )
+from .engine.retention import GarbageCollection
 from .engine.schedules import ClientScheduleInput, ScheduleInput, WorkflowSchedule
 from .engine.status import StepInfo, WorkflowStatus
 from .engine.step_status import StepStatus
@@ -79,6 +82,7 @@ __all__ = [
     "DBOSNonExistentWorkflowError",
     "DBOSNotLaunchedError",
     "DBOSPayloadError",
+    "DBOSQueryTimeoutError",
     "DBOSQueueDeduplicatedError",
     "DBOSStepNondeterminismError",
     "DBOSStepTimeoutError",
@@ -93,12 +97,14 @@ __all__ = [
     "Datasource",
     "Debouncer",
     "EnqueueOptions",
+    "GarbageCollection",
     "JSONFormatter",
     "PickleSerializer",
     "PortableJSONSerializer",
     "PortableWorkflowError",
     "Queue",
     "RateLimit",
+    "RetentionPolicy",
     "ScheduleInput",
     "SendMessage",
     "Serializer",

@@ -21,6 +21,7 @@ from ._errors import DBOSConfigError, DBOSException
 from ._redact import redact_url as redact_url  # re-exported: the name's old home
 from ._serialization import PickleSerializer, Serializer
 from .core import validate
+from .core.retention import RetentionPolicy
 
 APP_NAME_PATTERN = re.compile(r"[a-z0-9_-]{3,256}")  # matched whole (fullmatch)
 SYSTEM_DATABASE_URL_ENV = "DBOS_SYSTEM_DATABASE_URL"
@@ -162,6 +163,13 @@ def _check_otel_format(_: Any, attribute: attrs.Attribute[str], value: Any) -> N
         raise _fail(f"Config.{attribute.name}", f"{value!r} must be 'legacy' or 'semconv'")
 
 
+def _check_retention(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not isinstance(value, RetentionPolicy):
+        raise _fail(
+            f"Config.{attribute.name}", f"{value!r} must be a dbos_trio.RetentionPolicy or None"
+        )
+
+
 @attrs.frozen(kw_only=True)
 class Config:
     """How a :class:`~dbos_trio.DBOS` instance connects and identifies itself.
@@ -202,6 +210,10 @@ class Config:
     - ``otel_tracer_provider`` [None]: the TracerProvider spans go to (None: the global).
     - ``enable_metrics`` [False]: Prometheus metrics (the ``metrics`` extra).
     - ``metrics_registry`` [None]: the CollectorRegistry to register in (None: one per launch).
+    - ``retention`` [None]: a RetentionPolicy deleting old finished workflows in the background.
+    - ``shutdown_drain_seconds`` [None]: seconds running workflows may finish at exit.
+    - ``statement_timeout`` [30.0]: seconds a listing query may run (PostgreSQL; None: no bound).
+    - ``idle_in_transaction_session_timeout`` [60.0]: seconds an idle open transaction lives.
     """
 
     app_name: str = attrs.field(validator=_check_app_name)
@@ -327,6 +339,33 @@ class Config:
     metrics_registry: Any = attrs.field(default=None, repr=False)
     """The ``prometheus_client.CollectorRegistry`` metrics register in while launched;
     None (the default): a fresh one per launch (read it with ``dbos.metrics_text()``)."""
+
+    retention: RetentionPolicy | None = attrs.field(default=None, validator=_check_retention)
+    """A :class:`~dbos_trio.RetentionPolicy`: finished workflows older than its bounds are
+    deleted in the background, by one executor of the application at a time; None (the
+    default) keeps every row. See ``docs/operations.md``."""
+    shutdown_drain_seconds: float | None = attrs.field(
+        default=None, validator=_field_check(require_optional_seconds)
+    )
+    """On exit from ``launched()``: stop claiming queued work and let the workflows running
+    here finish for up to this long (Trio clock) before cancelling the rest, which stay
+    PENDING for recovery. None (the default) cancels at once. ``launched(drain_seconds=)``
+    overrides it for one launch."""
+
+    statement_timeout: float | None = attrs.field(
+        default=30.0, validator=_field_check(require_optional_seconds)
+    )
+    """PostgreSQL: the longest a listing query (``list_workflows``,
+    ``list_queued_workflows``) may run before the server cancels it and the call raises
+    :class:`~dbos_trio.DBOSQueryTimeoutError` (the official SDK's
+    ``observability_query_timeout_sec``, default 30 s); None: the server's setting.
+    Workflow statements are never bounded this way."""
+    idle_in_transaction_session_timeout: float | None = attrs.field(
+        default=60.0, validator=_field_check(require_optional_seconds)
+    )
+    """PostgreSQL: set on every connection of the pool and the listener, so a
+    transaction left open (a stuck client) is ended by the server rather than holding its
+    locks (official default 60 s); None leaves the server's setting."""
 
     def __attrs_post_init__(self) -> None:
         if (

@@ -403,6 +403,12 @@ class SystemDatabaseError(DBOSException):
     """The system database failed (connection lost, server error). Never a workflow outcome."""
 
 
+class DBOSQueryTimeoutError(SystemDatabaseError):
+    """A listing or introspection query ran longer than the configured
+    ``statement_timeout`` and the server cancelled it (nothing was changed). Narrow the
+    filters, page with ``limit``/``offset``, or raise the timeout."""
+
+
 class PortableWorkflowError(Exception):
     """An error stored in ``portable_json``: what any SDK can read back of an exception."""
 

@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 
 import trio
 
-from . import cli_bulk, cli_dashboard, cli_format, cli_schedules, cli_versions
+from . import cli_bulk, cli_dashboard, cli_format, cli_gc, cli_schedules, cli_versions
 from ._cli_errors import (
     CLI_RETRY_LIMIT_SECONDS,
     EXIT_CODES_HELP,
@@ -432,6 +432,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_schedules.add_parsers(commands, common)
     cli_dashboard.add_parsers(commands, common)
     cli_versions.add_parsers(commands, common)
+    cli_gc.add_parsers(commands, common, **layout)
     return parser
 
 

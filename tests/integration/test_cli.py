@@ -18,7 +18,7 @@ import pytest
 from dbos_trio import DBOS, Config
 from dbos_trio._cli_errors import CLI_RETRY_LIMIT_SECONDS
 
-from support.backends import execute
+from support.backends import execute, query
 from support.pg_support import fresh_database
 
 
@@ -290,3 +290,39 @@ def _run_sql(url: str, *statements: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         for statement in statements:
             conn.execute(statement)
+
+
+async def test_gc_deletes_old_finished_workflows_and_reports_progress_and_a_summary(
+    system_database_url: str,
+) -> None:
+    url = system_database_url
+    for workflow_id, status, created in (
+        ("old-done", "SUCCESS", 1_000),
+        ("old-failed", "ERROR", 2_000),
+        ("old-pending", "PENDING", 3_000),
+        ("new-done", "SUCCESS", 4_000_000_000_000),
+    ):
+        await execute(
+            url,
+            "INSERT INTO {t}workflow_status (workflow_uuid, status, name, created_at, "
+            "updated_at, completed_at) VALUES (%s, %s, 'x', %s, %s, %s)",
+            workflow_id,
+            status,
+            created,
+            created,
+            created,
+        )
+    assert run_cli("gc", "-s", url).returncode == 2  # no bound: a usage error
+    assert run_cli("gc", "-s", url, "--keep-newest", "-1").returncode == 2
+    done = run_cli("gc", "-s", url, "--older-than", "86400", "--batch-size", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["deleted"], summary["batches"]) == (2, 3)
+    left = {row[0] for row in await query(url, "SELECT workflow_uuid FROM {t}workflow_status")}
+    assert left == {"old-pending", "new-done"}
+    cancelled = run_cli("cancel-before", "2000-01-01T00:00:00Z", "-s", url)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert cancelled.stdout.strip() == "cancelled 1 workflows"
+    assert await query(
+        url, "SELECT status FROM {t}workflow_status WHERE workflow_uuid = 'old-pending'"
+    ) == [("CANCELLED",)]

@@ -19,6 +19,7 @@ from .enqueue import Enqueue
 from .lifecycle import Lifecycle
 from .listing import Listing
 from .observability import Observability
+from .operations import Operations
 from .registration import Registration, StepDecorator
 from .results import Results
 from .schedules import Schedules
@@ -28,7 +29,7 @@ from .versions import Versions
 
 class DBOS(
     Registration, Lifecycle, Durable, Concurrency, Admin, Listing, Schedules, Debouncing,
-    Datasources, Dashboard, Versions, Observability, Results, Steps, Enqueue,
+    Datasources, Dashboard, Versions, Observability, Operations, Results, Steps, Enqueue,
 ):  # fmt: skip
     """Registers workflows and steps, and runs them once launched.
 

@@ -17,6 +17,8 @@ class DBOSBase:
         self._config = config
         self._registry = Registry()
         self._queues: dict[str, QueueConfig] = {}
+        # register_queue's on_conflict per declared queue (engine/queue_admin.py).
+        self._queue_on_conflict: dict[str, str] = {}
         self._slot = ExecutorSlot()
         self._launching = False
 

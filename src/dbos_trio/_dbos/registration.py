@@ -16,6 +16,7 @@ from ..core import validate
 from ..core.admission import QueueConfig, RateLimit, validate_queue
 from ..core.retry import MAX_RETRY_INTERVAL_SECONDS, RetryPolicy
 from ..engine import children
+from ..engine.queue_admin import OnConflict, check_on_conflict
 from ..engine.step import StepOptions, run_step
 from .base import DBOSBase
 
@@ -167,9 +168,16 @@ class Registration(DBOSBase):
         partition_worker_concurrency: int | None = None,
         partition_limiter: RateLimit | None = None,
         polling_interval_sec: float = 1.0,
+        on_conflict: OnConflict = "update_if_latest_version",
     ) -> Queue:
         """Declare a queue (before launch); it is upserted into the ``queues`` table at
-        launch. A bad value raises ``ValueError`` here, before anything is written."""
+        launch. A bad value raises ``ValueError`` here, before anything is written.
+
+        ``on_conflict`` decides what an existing row becomes, as in the official SDK:
+        ``"update_if_latest_version"`` (the default) overwrites it only when this launch
+        runs the latest application version, ``"always_update"`` always, ``"never_update"``
+        never; a row of another application raises at launch in every mode."""
+        check_on_conflict(on_conflict)
         self._registry.check_registration_allowed(f"queue {name!r}")
         config = QueueConfig(
             name=name,
@@ -184,4 +192,5 @@ class Registration(DBOSBase):
         )
         validate_queue(config)
         self._queues[name] = config
+        self._queue_on_conflict[name] = on_conflict
         return Queue(self._slot, config)

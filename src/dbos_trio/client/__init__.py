@@ -31,13 +31,24 @@ from .base import ClientWorkflowHandle
 from .debouncing import ClientDebouncer, ClientDebouncing
 from .listing import ClientListing
 from .messaging import ClientMessaging
+from .operations import ClientOperations
 from .options import EnqueueOptions
+from .queues import ClientQueue, ClientQueues
 from .schedules import ClientSchedules
+from .transactional import ClientTransactional
 from .versions import ClientVersions
 
 
 class Client(
-    ClientMessaging, ClientListing, ClientSchedules, ClientDebouncing, ClientVersions, ClientAdmin
+    ClientMessaging,
+    ClientListing,
+    ClientSchedules,
+    ClientDebouncing,
+    ClientVersions,
+    ClientOperations,
+    ClientTransactional,
+    ClientQueues,
+    ClientAdmin,
 ):
     """A connection to a system database for enqueueing, messaging and managing workflows.
 
@@ -55,8 +66,9 @@ class Client(
 
     Like an executor, a client retries a transient database failure (a lost connection, a
     restarting server) until the database is back, unless ``database_retry_limit`` bounds
-    it; ``direct_database_url``, ``prepared_statements`` and ``allow_pickle`` (False: refuse
-    to read ``py_pickle`` payloads, which run code of whoever wrote them) are as in
+    it; ``direct_database_url``, ``prepared_statements``, ``allow_pickle`` (False: refuse
+    to read ``py_pickle`` payloads, which run code of whoever wrote them),
+    ``statement_timeout`` and ``idle_in_transaction_session_timeout`` are as in
     :class:`~dbos_trio.Config`.
 
     Entering the block raises :class:`~dbos_trio.DBOSInitializationError` if the database
@@ -73,4 +85,4 @@ class Client(
     """
 
 
-__all__ = ["Client", "ClientDebouncer", "ClientWorkflowHandle", "EnqueueOptions"]
+__all__ = ["Client", "ClientDebouncer", "ClientQueue", "ClientWorkflowHandle", "EnqueueOptions"]

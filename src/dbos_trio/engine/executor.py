@@ -144,6 +144,9 @@ class Executor(Runtime):
         # Observability hooks, set at launch when Config turns them on (see .telemetry).
         self.tracing: Tracing | None = None
         self.metrics: Metrics | None = None
+        # Cancel scopes of the tasks that start work (dequeue supervisor, orphan sweep):
+        # a graceful drain cancels them first (engine/drain.py).
+        self.claimers: list[trio.CancelScope] = []
 
     @property
     def app_name(self) -> str:

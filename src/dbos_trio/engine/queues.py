@@ -8,7 +8,7 @@ does not wait for the next poll.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._errors import DBOSInvalidArgumentError, DBOSQueueDeduplicatedError
@@ -169,7 +169,16 @@ async def insert_queued(
             # The holder left the queue between our insert and the lookup: try again.
 
 
-async def register_queues(executor: Executor, queues: list[QueueConfig]) -> None:
-    """Upsert the queues declared before launch (overwriting only from the latest version)."""
+async def register_queues(
+    executor: Executor, queues: list[QueueConfig], on_conflict: Mapping[str, str] | None = None
+) -> None:
+    """Upsert the queues declared before launch; an existing row is overwritten per the
+    queue's ``on_conflict`` mode (default ``"update_if_latest_version"``: only from the
+    latest version; ``"always_update"``; ``"never_update"``)."""
+    modes = on_conflict or {}
     for config in queues:
-        await executor.sysdb.upsert_queue(config, overwrite=executor.is_latest_version)
+        mode = modes.get(config.name, "update_if_latest_version")
+        overwrite = {"always_update": True, "never_update": False}.get(
+            mode, executor.is_latest_version
+        )
+        await executor.sysdb.upsert_queue(config, overwrite=overwrite)

@@ -34,6 +34,8 @@ async def open_system_database(
     retry: RetryPolicy | None = None,
     direct_url: str | None = None,
     prepared_statements: bool = True,
+    statement_timeout: float | None = None,
+    idle_in_transaction_timeout: float | None = None,
 ) -> SystemDatabase:
     """Connect to the database ``url`` names and migrate it (or, without
     ``run_migrations``, only verify that it is migrated).
@@ -46,7 +48,9 @@ async def open_system_database(
     PostgreSQL URL without a transaction-pooling proxy in between, for migrations and
     LISTEN; ``prepared_statements=False`` for such a proxy (PgBouncer before 1.21). Raises
     :class:`~dbos_trio.DBOSInitializationError` for a URL of no known scheme, one that
-    cannot be reached, or a schema that is not migrated far enough. Cancellation closes
+    cannot be reached, or a schema that is not migrated far enough. ``statement_timeout``
+    and ``idle_in_transaction_timeout`` (seconds, PostgreSQL only) are as in
+    :meth:`~dbos_trio.sysdb.postgres.backend.PostgresSystemDatabase.open`. Cancellation closes
     whatever was opened.
     """
     wakeups = wakeups if wakeups is not None else WakeupRegistry()
@@ -65,6 +69,8 @@ async def open_system_database(
             retry=retry,
             direct_url=direct_url,
             prepared_statements=prepared_statements,
+            statement_timeout=statement_timeout,
+            idle_in_transaction_timeout=idle_in_transaction_timeout,
         )
     if is_sqlite_url(url):
         from .sqlite.backend import POLLING_RECHECK_SECONDS, SQLiteSystemDatabase

@@ -382,6 +382,35 @@ class SystemDatabase(Protocol):
     async def queue_depths(self) -> list[QueueDepth]:
         """Counts of the ENQUEUED, PENDING and DELAYED workflows of every queue."""
 
+    # --- retention (sql/retention.py) ------------------------------------------------
+
+    async def gc_nth_newest(self, application_name: str | None, offset: int) -> int | None:
+        """``created_at`` of the ``offset + 1``-th newest workflow (of the application and
+        unclaimed ones; every application when None), or None if there are fewer."""
+
+    async def gc_batch(
+        self,
+        *,
+        application_name: str | None,
+        after_ms: int,
+        created_before_ms: int,
+        keep_before_ms: int,
+        completed_before_ms: int,
+        batch_size: int,
+        leader_only: bool,
+    ) -> list[int] | None:
+        """Delete up to ``batch_size`` terminal workflows (and every row of theirs) created
+        at or after ``after_ms`` and before ``created_before_ms`` that were created before
+        ``keep_before_ms`` or finished before ``completed_before_ms``, oldest first, in one
+        transaction; their ``created_at`` values. None: ``leader_only`` and another process
+        holds the application's retention lock (nothing deleted)."""
+
+    async def cancel_created_before(
+        self, application_name: str | None, created_before_ms: int, batch_size: int, now_ms: int
+    ) -> list[str]:
+        """Cancel up to ``batch_size`` PENDING/ENQUEUED/DELAYED workflows created before
+        ``created_before_ms``, oldest first, in one statement; the ids cancelled."""
+
     # --- fencing writes made elsewhere ---------------------------------------------------
 
     async def check_owner(self, workflow_id: str, owner_xid: str) -> None:

@@ -18,6 +18,7 @@ from .messages import MessageOperations
 from .observability import ObservabilityOperations
 from .queues import QueueOperations
 from .rename import RenameOperations
+from .retention import RetentionOperations
 from .rewind import RewindOperations
 from .schedules import ScheduleOperations
 from .versions import VersionOperations
@@ -27,7 +28,7 @@ from .workflows import WorkflowOperations
 class SQLSystemDatabase(
     WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations,
     ScheduleOperations, DebounceOperations, FencingOperations, InspectionOperations,
-    VersionOperations, RenameOperations, ObservabilityOperations,
+    VersionOperations, RenameOperations, ObservabilityOperations, RetentionOperations,
     AttributeOperations, RewindOperations, BulkOperations,
 ):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
