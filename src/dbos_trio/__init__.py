@@ -40,6 +40,7 @@ from ._registry import DBOSConfiguredInstance
 from ._serialization import PickleSerializer, PortableJSONSerializer, Serializer
 from .client import Client, ClientDebouncer, ClientWorkflowHandle, EnqueueOptions
 from .core.admission import RateLimit
+from .core.filters import ListFilters
 from .core.retention import RetentionPolicy
 from .datasource import TransactionConnection
 from .datasource.protocol import TransactionOutcomeUnknown
@@ -99,6 +100,7 @@ __all__ = [
     "EnqueueOptions",
     "GarbageCollection",
     "JSONFormatter",
+    "ListFilters",
     "PickleSerializer",
     "PortableJSONSerializer",
     "PortableWorkflowError",

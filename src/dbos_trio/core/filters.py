@@ -10,12 +10,71 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from .._errors import DBOSArgumentTypeError, DBOSInvalidArgumentError
 from . import attributes as attributes_rules
 from . import validate
 from .statuses import ALL_STATUSES
+
+Many = str | Sequence[str] | None
+When = str | datetime | int | None
+
+
+class ListFilters(TypedDict, total=False):
+    """The keyword filters of ``list_workflows`` and ``list_queued_workflows`` (on ``DBOS``
+    and ``Client``), as ``dbos`` 3.4 names them; every one is optional.
+
+    A filter left out or None does not narrow the listing. A ``str | Sequence[str]`` filter
+    matches any of its values. Times take ISO 8601 strings, ``datetime`` objects or epoch
+    milliseconds. ``limit``/``offset`` page the result; ``sort_desc`` (default False) lists
+    newest first; ``load_input``/``load_output`` (default True) decode the payloads;
+    ``attributes`` keeps the workflows whose attributes contain those keys and values.
+    """
+
+    workflow_ids: Sequence[str] | None
+    status: Many
+    name: Many
+    app_version: Many
+    forked_from: Many
+    parent_workflow_id: Many
+    user: Many
+    queue_name: Many
+    executor_id: Many
+    schedule_name: Many
+    application_name: Many
+    workflow_id_prefix: str | None
+    start_time: When
+    end_time: When
+    completed_after: When
+    completed_before: When
+    dequeued_after: When
+    dequeued_before: When
+    limit: int | None
+    offset: int | None
+    sort_desc: bool
+    load_input: bool
+    load_output: bool
+    queues_only: bool
+    was_forked_from: bool | None
+    is_fork: bool | None
+    has_parent: bool | None
+    attributes: dict[str, Any] | None
+
+
+LISTED_AS_QUEUED = ("DELAYED", "ENQUEUED", "PENDING")
+"""What ``list_queued_workflows`` lists unless its ``status`` filter says otherwise."""
+
+
+def queued(filters: Mapping[str, Any]) -> dict[str, Any]:
+    """``list_queued_workflows``' filters as ``list_workflows`` filters: queued rows only,
+    DELAYED, ENQUEUED or PENDING unless ``status`` is given."""
+    return {
+        **filters,
+        "status": filters.get("status") or list(LISTED_AS_QUEUED),
+        "queues_only": True,
+    }
+
 
 # A filter of one or many values, and the listing field it fills.
 PLURAL_FILTERS = {
@@ -104,6 +163,6 @@ def normalize_filters(filters: Mapping[str, Any]) -> dict[str, Any]:
             normalized[key] = validate.text(value, key)
         elif key in DIRECT_FILTERS:
             normalized[key] = validate.boolean(value, key)
-        else:
-            raise DBOSInvalidArgumentError(f"unknown list_workflows filter {key!r}")
+        else:  # what Python says of an unexpected keyword argument: a TypeError
+            raise DBOSArgumentTypeError(f"list_workflows() got an unexpected filter {key!r}")
     return normalized
