@@ -55,8 +55,10 @@ LISTINGS: list[tuple[str, dict[str, Any]]] = [
     ("queue", {"queue_name": QUEUE}),
     ("time 1h", {"start_time": "T-15d", "end_time": "T-15d+1h"}),
     ("id prefix", {"workflow_id_prefix": "abc"}),
-    ("ERROR+name+1d", {"status": "ERROR", "name": "growth_wf_3", "start_time": "T-10d",
-                       "end_time": "T-9d"}),
+    (
+        "ERROR+name+1d",
+        {"status": "ERROR", "name": "growth_wf_3", "start_time": "T-10d", "end_time": "T-9d"},
+    ),
     ("page 2", {"status": "SUCCESS", "offset": 50}),
     ("page 101", {"status": "SUCCESS", "offset": 5000}),
 ]
@@ -339,9 +341,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             record["latency"] = latency
             record["explain"] = {**explain_listings(url, now_ms), **claims}
             if args.recover:
-                record["latency"].update(
-                    trio.run(probe_recovery, url, args.recover, f"s{size}")
-                )
+                record["latency"].update(trio.run(probe_recovery, url, args.recover, f"s{size}"))
             record["environment"] = common.server_environment(url)
             record["peak_rss_mb"] = common.peak_rss_mb()
             records.append(record)

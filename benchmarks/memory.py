@@ -59,8 +59,8 @@ def _count(url: str, sql: str) -> int:
 
 async def _until(url: str, sql: str, target: int, timeout: float = 600.0) -> None:
     with trio.fail_after(timeout):
-        while await trio.to_thread.run_sync(_count, url, sql) < target:
-            await trio.sleep(0.2)
+        while await trio.to_thread.run_sync(_count, url, sql) < target:  # noqa: ASYNC110
+            await trio.sleep(0.2)  # another connection's rows: polling is the only way
 
 
 async def _settled() -> int:
@@ -99,8 +99,9 @@ async def case_recv(url: str, n: int) -> dict[str, Any]:
             await dbos.send(wid, "go", "wake")
         for wid in warm:
             await dbos.retrieve_workflow(wid)
-        await _until(url, "SELECT count(*) FROM dbos.workflow_status WHERE status = 'SUCCESS'",
-                     WARMUP)
+        await _until(
+            url, "SELECT count(*) FROM dbos.workflow_status WHERE status = 'SUCCESS'", WARMUP
+        )
         del warm
         before = await _settled()
         t0 = time.perf_counter()
@@ -109,8 +110,9 @@ async def case_recv(url: str, n: int) -> dict[str, Any]:
         after = await _settled()
         started_s = time.perf_counter() - t0
         tasks = trio.lowlevel.current_statistics().tasks_living
-    return _figures("recv waiter", n, before, after, started_s=round(started_s, 2),
-                    tasks_living=tasks)
+    return _figures(
+        "recv waiter", n, before, after, started_s=round(started_s, 2), tasks_living=tasks
+    )
 
 
 async def case_queued(url: str, n: int) -> dict[str, Any]:
@@ -191,9 +193,21 @@ def main(argv: list[str] | None = None) -> int:
             url, name = _fresh_url(args.backend, args.admin_url, tmp)
             try:
                 out = subprocess.run(
-                    [sys.executable, "-m", "benchmarks.memory", "--case", case,
-                     "--n", str(args.n), "--child-url", url],
-                    capture_output=True, text=True, check=False, timeout=1200,
+                    [
+                        sys.executable,
+                        "-m",
+                        "benchmarks.memory",
+                        "--case",
+                        case,
+                        "--n",
+                        str(args.n),
+                        "--child-url",
+                        url,
+                    ],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                    timeout=1200,
                 )
             finally:
                 if name is not None:
@@ -207,8 +221,10 @@ def main(argv: list[str] | None = None) -> int:
             results.append(record)
             print(json.dumps(record), flush=True)
     for r in results:
-        print(f"{r['backend']} {r['what']}: {r['bytes_each'] / 1024:.2f} KiB each "
-              f"({r['n']}: {r['rss_before_mb']} -> {r['rss_after_mb']} MiB)")
+        print(
+            f"{r['backend']} {r['what']}: {r['bytes_each'] / 1024:.2f} KiB each "
+            f"({r['n']}: {r['rss_before_mb']} -> {r['rss_after_mb']} MiB)"
+        )
     return 0
 
 
