@@ -105,6 +105,7 @@ async def open_executor(
             retry=EXECUTOR_POLICY.bounded(config.database_retry_limit),
             direct_url=config.direct_database_url,
             prepared_statements=config.prepared_statements,
+            group_commit=config.group_commit,
         )
         if settings.intercept is not None:
             sysdb = settings.intercept(sysdb)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 import trio
@@ -131,6 +131,8 @@ def claim_statement(schema: str, *, consistent: bool, partitioned: bool) -> str:
 
 class PostgresSystemDatabase(SQLSystemDatabase):
     """System database on PostgreSQL, through a Trio-native psycopg pool."""
+
+    STEP_BATCH_STATEMENT: ClassVar[str | None] = "record_steps"
 
     def __init__(
         self,
