@@ -292,6 +292,7 @@ async def probe_recovery(url: str, n: int, tag: str) -> dict[str, Any]:
         ).fetchone()
     if row is None or int(row[0]) != n:
         raise RuntimeError(f"only {row} of {n} recovered rows are SUCCESS")
+    growth_load.delete_recovered(url, tag)
     return {"recovery_s": round(seen[0] - started, 3), "recovered": n}
 
 

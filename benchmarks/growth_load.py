@@ -75,7 +75,7 @@ INSERT INTO dbos.workflow_status (
     application_name, inputs, serialization, recovery_attempts, priority, owner_xid,
     creator_xid)
 SELECT 'rec-' || %(tag)s || '-' || i, 'PENDING', 'growth_recover', %(executor)s,
-       %(now)s, %(now)s, %(version)s, %(app)s, '{"positionalArgs":[' || i || ']}',
+       %(now)s - i, %(now)s, %(version)s, %(app)s, '{"positionalArgs":[' || i || ']}',
        'portable_json', 1, 0, 'dead-owner', 'dead-owner'
 FROM generate_series(1, %(n)s) AS i
 """
@@ -120,7 +120,8 @@ def grow(url: str, have: int, want: int, steps: int, t0: int) -> dict[str, Any]:
 
 
 def insert_pending(url: str, n: int, tag: str, now_ms: int) -> None:
-    """``n`` PENDING rows of this executor whose owner died: what launch must recover."""
+    """``n`` PENDING rows of this executor whose owner died: what launch must recover
+    (created one per millisecond before ``now_ms``, as a burst of starts would be)."""
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
             _PENDING_ROWS,
@@ -133,6 +134,16 @@ def insert_pending(url: str, n: int, tag: str, now_ms: int) -> None:
                 "now": now_ms,
             },
         )
+
+
+def delete_recovered(url: str, tag: str) -> int:
+    """Remove one recovery probe's rows (and, by cascade, their steps): the next size
+    starts from the history alone."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        cur = conn.execute(
+            "DELETE FROM dbos.workflow_status WHERE workflow_uuid LIKE %s", (f"rec-{tag}-%",)
+        )
+        return cur.rowcount
 
 
 def table_sizes(url: str) -> dict[str, Any]:
