@@ -24,6 +24,7 @@ from dbos_trio import (
 from dbos_trio.sysdb.open import open_system_database
 from dbos_trio.sysdb.protocol import SystemDatabase
 from dbos_trio.sysdb.records import RecordedStep
+
 from support.backends import backend_of, execute, query
 from support.sysdb_records import APP, T0, step, workflow
 
@@ -70,7 +71,9 @@ async def test_each_row_of_a_batch_is_fenced_and_answered_on_its_own(
         await db.init_workflow(workflow(f"w{i}"), None)
     await db.record_step("owner-w3", step(1), workflow_id="w3", application_name=APP)
     await db.record_step("owner-w4", step(1), workflow_id="w4", application_name=APP)
-    await execute(url, "UPDATE {t}workflow_status SET owner_xid = 'thief' WHERE workflow_uuid = 'w1'")
+    await execute(
+        url, "UPDATE {t}workflow_status SET owner_xid = 'thief' WHERE workflow_uuid = 'w1'"
+    )
     assert await db.cancel_workflows(["w2"], T0 + 1) == ["w2"]
     commits = getattr(db, "step_commits", None)
     assert commits is not None
@@ -105,3 +108,42 @@ async def test_a_row_the_backend_refuses_fails_only_its_own_writer(
     assert outcomes == dict.fromkeys(outcomes)
     rows = await query(url, "SELECT workflow_uuid FROM {t}operation_outputs")
     assert sorted(r[0] for r in rows) == sorted(f"w{i}" for i in range(N) if i != 7)
+
+
+async def test_outcomes_of_a_batch_are_won_only_by_their_owners(
+    db: SystemDatabase, url: str
+) -> None:
+    for i in range(N):
+        await db.init_workflow(workflow(f"w{i}"), None)
+    await execute(
+        url, "UPDATE {t}workflow_status SET owner_xid = 'thief' WHERE workflow_uuid = 'w1'"
+    )
+    assert await db.cancel_workflows(["w2"], T0 + 1) == ["w2"]
+    commits = getattr(db, "_outcome_commits", None)
+    assert commits is not None
+    writers = [(f"w{i}", f"owner-w{i}") for i in range(N)] + [("w5", "stale-owner")]
+    won: dict[tuple[str, str], bool] = {}
+
+    async def finish(workflow_id: str, owner: str) -> None:
+        won[(workflow_id, owner)] = await db.record_outcome(
+            workflow_id,
+            owner,
+            status="SUCCESS",
+            output=f"out-{owner}",
+            error=None,
+            completed_at_ms=T0 + 5,
+        )
+
+    async with trio.open_nursery() as nursery:
+        for workflow_id, owner in writers:
+            nursery.start_soon(finish, workflow_id, owner)
+    losers = {("w1", "owner-w1"), ("w2", "owner-w2"), ("w5", "stale-owner")}
+    assert {key for key, value in won.items() if not value} == losers
+    assert len(won) == N + 1 and commits.batches >= 1
+    rows = dict(await query(url, "SELECT workflow_uuid, status FROM {t}workflow_status"))
+    assert rows.pop("w1") == "PENDING" and rows.pop("w2") == "CANCELLED"
+    assert set(rows.values()) == {"SUCCESS"}
+    [(output,)] = await query(
+        url, "SELECT output FROM {t}workflow_output WHERE workflow_uuid = 'w5'"
+    )
+    assert output == "out-owner-w5"

@@ -26,6 +26,7 @@ from dbos_trio.sysdb.postgres.backend import (
 from dbos_trio.sysdb.protocol import SystemDatabase
 from dbos_trio.sysdb.records import WorkflowFilters
 from dbos_trio.sysdb.sql.listing import list_workflows_query
+
 from support.backends import backend_of, connected, query
 from support.sysdb_records import T0, workflow
 

@@ -133,6 +133,7 @@ class PostgresSystemDatabase(SQLSystemDatabase):
     """System database on PostgreSQL, through a Trio-native psycopg pool."""
 
     STEP_BATCH_STATEMENT: ClassVar[str | None] = "record_steps"
+    OUTCOME_BATCH_STATEMENT: ClassVar[str | None] = "record_outcomes"
 
     def __init__(
         self,

@@ -113,18 +113,15 @@ class WorkflowOperations(StepBatchOperations):
         error: str | None,
         completed_at_ms: int,
     ) -> bool:
-        row = await self._db.one(
-            "record_outcome",
-            {
-                "workflow_id": workflow_id,
-                "owner_xid": owner_xid,
-                "status": status,
-                "output": output,
-                "error": error,
-                "completed_at": completed_at_ms,
-            },
-        )
-        return row is not None and row[0] == 1
+        params = {
+            "workflow_id": workflow_id,
+            "owner_xid": owner_xid,
+            "status": status,
+            "output": output,
+            "error": error,
+            "completed_at": completed_at_ms,
+        }
+        return await self._write_outcome(params)
 
     async def lost_executions(self, owners: dict[str, str]) -> dict[str, str | None]:
         rows = await self._db.all("owners_of", {"workflow_ids": list(owners)})

@@ -140,3 +140,29 @@ FROM batch AS b
 JOIN owners AS o ON o.workflow_uuid = b.workflow_uuid AND o.owner_xid = b.owner_xid
 ON CONFLICT (workflow_uuid, function_id) DO NOTHING
 RETURNING workflow_uuid, function_id
+
+-- name: record_outcomes
+-- Group commit of outcomes: many workflows' final status and payload in one autocommit
+-- statement, each only while its row is PENDING and owned by its writer (as
+-- record_outcome). The (id, writer) pairs that won come back. A workflow twice in one
+-- batch: at most one of its writers owns it, so at most one wins.
+WITH batch AS (
+    SELECT * FROM unnest(
+        %(workflow_ids)s::text[], %(owner_xids)s::text[], %(statuses)s::text[],
+        %(outputs)s::text[], %(errors)s::text[], %(completed_ats)s::bigint[]
+    ) AS b(workflow_uuid, owner_xid, status, output, error, completed_at)
+), updated AS (
+    UPDATE {schema}.workflow_status AS ws
+    SET status = b.status, deduplication_id = NULL, owner_xid = NULL,
+        updated_at = b.completed_at, completed_at = b.completed_at
+    FROM batch AS b
+    WHERE ws.workflow_uuid = b.workflow_uuid AND ws.status = 'PENDING'
+      AND ws.owner_xid = b.owner_xid
+    RETURNING ws.workflow_uuid, b.owner_xid
+), stored AS (
+    INSERT INTO {schema}.workflow_output (workflow_uuid, output, error)
+    SELECT b.workflow_uuid, b.output, b.error FROM batch AS b
+    JOIN updated AS u ON u.workflow_uuid = b.workflow_uuid AND u.owner_xid = b.owner_xid
+    ON CONFLICT (workflow_uuid) DO UPDATE SET output = excluded.output, error = excluded.error
+)
+SELECT workflow_uuid, owner_xid FROM updated
