@@ -69,7 +69,7 @@ async def _settled() -> int:
     return rss_bytes()
 
 
-async def case_recv(url: str, n: int) -> dict[str, Any]:
+async def case_recv(url: str, n: int, burst: int = 0) -> dict[str, Any]:
     import dbos_trio
 
     dbos = dbos_trio.DBOS(dbos_trio.Config(app_name="memory", database_url=url))
@@ -83,14 +83,15 @@ async def case_recv(url: str, n: int) -> dict[str, Any]:
 
         async def start(count: int, tag: str) -> list[str]:
             ids = [f"{tag}-{i}" for i in range(count)]
-            async with trio.open_nursery() as nursery:
-                for wid in ids:
+            for first in range(0, count, burst or count):
+                async with trio.open_nursery() as nursery:
+                    for wid in ids[first : first + (burst or count)]:
 
-                    async def one(wid: str = wid) -> None:
-                        with dbos_trio.SetWorkflowID(wid):
-                            await dbos.start_workflow(mem_waiter)
+                        async def one(wid: str = wid) -> None:
+                            with dbos_trio.SetWorkflowID(wid):
+                                await dbos.start_workflow(mem_waiter)
 
-                    nursery.start_soon(one)
+                        nursery.start_soon(one)
             return ids
 
         warm = await start(WARMUP, "warm")
@@ -115,7 +116,7 @@ async def case_recv(url: str, n: int) -> dict[str, Any]:
     )
 
 
-async def case_queued(url: str, n: int) -> dict[str, Any]:
+async def case_queued(url: str, n: int, burst: int = 0) -> dict[str, Any]:
     import dbos_trio
 
     dbos = dbos_trio.DBOS(dbos_trio.Config(app_name="memory", database_url=url))
@@ -180,12 +181,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--case", choices=sorted(CASES), action="append")
     parser.add_argument("--backend", choices=("postgres", "sqlite"), default="postgres")
+    parser.add_argument(
+        "--burst",
+        type=int,
+        default=0,
+        help="M1: start the waiters this many at a time (default 0: all at once)",
+    )
     parser.add_argument("--admin-url", default=ADMIN_URL)
     parser.add_argument("--child-url", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child_url:  # one case, in this (fresh) process
         (case,) = args.case
-        print(json.dumps(trio.run(CASES[case], args.child_url, args.n)))
+        print(json.dumps(trio.run(CASES[case], args.child_url, args.n, args.burst)))
         return 0
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -201,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
                         case,
                         "--n",
                         str(args.n),
+                        "--burst",
+                        str(args.burst),
                         "--child-url",
                         url,
                     ],
