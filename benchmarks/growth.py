@@ -123,18 +123,24 @@ def _shape(node: dict[str, Any]) -> str:
 
 def explain_listings(url: str, now_ms: int) -> dict[str, Any]:
     from dbos_trio.core.filters import normalize_filters
-    from dbos_trio.sysdb.postgres.backend import PostgresListing
+    from dbos_trio.sysdb.postgres.backend import PostgresListing, orders_by_code_point
     from dbos_trio.sysdb.records import WorkflowFilters
     from dbos_trio.sysdb.sql.listing import list_workflows_query
 
     plans = {}
     with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT datcollate, to_jsonb(d) ->> 'datlocprovider' FROM pg_database AS d "
+            "WHERE datname = current_database()"
+        ).fetchone()
+        listing = PostgresListing('"dbos"')
+        listing.bytewise = row is not None and orders_by_code_point(
+            row[0], row[1]
+        )  # as the backend
         for label, raw in LISTINGS:
             normalized = normalize_filters(_filters(raw, now_ms))
             normalized["scope_application"] = APP_NAME  # as the client scopes it
-            sql, params = list_workflows_query(
-                WorkflowFilters(**normalized), PostgresListing('"dbos"')
-            )
+            sql, params = list_workflows_query(WorkflowFilters(**normalized), listing)
             plan = _explain(conn, sql, params)
             plan["text"] = "\n".join(row[0] for row in plan["text"])
             plans[label] = plan
