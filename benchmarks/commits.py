@@ -1,4 +1,4 @@
-"""GC1 (issue 21): server commits per step under concurrency, group commit on and off.
+"""CC1 (issue 21): server commits per step under concurrency, group commit on and off.
 
 Usage (from the project root, the dev virtualenv active)::
 
