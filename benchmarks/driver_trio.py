@@ -40,6 +40,25 @@ def version() -> str:
         return "unknown"
 
 
+def _dropping_tracer_provider() -> Any:
+    """An OpenTelemetry SDK provider whose spans are batched and dropped: what a real
+    pipeline costs the process, minus the exporter's network I/O."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import (
+        BatchSpanProcessor,
+        SpanExporter,
+        SpanExportResult,
+    )
+
+    class Dropping(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(Dropping()))
+    return provider
+
+
 class Bench:
     """One DBOS instance with the benchmark workload registered on it."""
 
@@ -52,6 +71,11 @@ class Bench:
         # S9-PLAIN: tasks of a plain Trio nursery take ids as they come, as upstream's do.
         if params.get("mode") == "plain":
             pool["unordered_tasks"] = "warn"
+        # --param X.otel=1 / X.metrics=1: the observability cost (docs/observability.md).
+        if int(params.get("otel", 0)):
+            pool.update(enable_otel=True, otel_tracer_provider=_dropping_tracer_provider())
+        if int(params.get("metrics", 0)):
+            pool["enable_metrics"] = True
         self.config: Any = self.api.Config(
             app_name=common.APP_NAME, database_url=url, app_version=common.APP_VERSION, **pool
         )

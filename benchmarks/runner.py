@@ -109,6 +109,7 @@ def admin_url(explicit: str | None = None) -> str:
     return (
         explicit
         or os.environ.get("DBOS_BENCH_ADMIN_URL")
+        or os.environ.get("DBOS_TRIO_TEST_POSTGRES_URL")
         or os.environ.get("DBOS_TEST_DATABASE_URL")
         or DEFAULT_ADMIN_URL
     )

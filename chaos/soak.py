@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import signal
 import statistics
 import subprocess
@@ -83,6 +84,7 @@ class Record:
     outages: list[float] = attrs.field(factory=list)  # seconds down (stop to start returned)
     backs: list[float] = attrs.field(factory=list)  # wall time each start returned
     stalls: set[str] = attrs.field(factory=set)
+    stall_notes: list[str] = attrs.field(factory=list)
     failures: list[str] = attrs.field(factory=list)
 
 
@@ -199,8 +201,30 @@ async def watch_stalls(url: str, executors: list[Executor], record: Record) -> N
         since = alive_since.get(executor_id)
         if since is None or now - since < STALL_SECONDS + 5:
             continue
-        if now - progress_ms / 1000 > STALL_SECONDS:
+        if now - progress_ms / 1000 > STALL_SECONDS and workflow not in record.stalls:
             record.stalls.add(workflow)
+            snapshot = await trio.to_thread.run_sync(stall_snapshot, url, workflow)
+            record.stall_notes.append(f"{workflow} (executor {executor_id}): {snapshot}")
+
+
+def stall_snapshot(url: str, workflow: str) -> str:
+    """What a stalled workflow and its message partner look like, when the stall is seen:
+    a stall is diagnosed from this, since the state has moved on by the end of the run."""
+    index = int(workflow.rsplit("-", 1)[1])
+    partner = {"ping": index - 1, "pong": index + 1}.get(kind_of(index))
+    ids = [workflow] + ([] if partner is None else [workflow_id(partner)])
+    rows = try_query(
+        url,
+        "SELECT ws.workflow_uuid, ws.status, ws.executor_id, ws.recovery_attempts, "
+        "ws.updated_at, (SELECT string_agg(oo.function_id || ':' || oo.function_name, ',' "
+        "ORDER BY oo.function_id) FROM dbos.operation_outputs AS oo "
+        "WHERE oo.workflow_uuid = ws.workflow_uuid), "
+        "(SELECT count(*) FROM dbos.notifications AS n "
+        "WHERE n.destination_uuid = ws.workflow_uuid AND NOT n.consumed) "
+        "FROM dbos.workflow_status AS ws WHERE ws.workflow_uuid = ANY(%s)",
+        ids,
+    )
+    return "database unavailable" if rows is None else repr(rows)
 
 
 def done(url: str, settings: Settings) -> bool:
@@ -300,6 +324,10 @@ async def soak(settings: Settings) -> int:
         finally:
             for executor in executors:
                 kill_executor(executor)
+            if record.failures:  # the executors' logs outlive a failed run, for its diagnosis
+                kept = Path(tempfile.mkdtemp(prefix="dbos-trio-soak-failed-"))
+                shutil.copytree(logs, kept, dirs_exist_ok=True)
+                record.failures.append(f"executor logs kept in {kept}")
     print(f"workflows: {settings.workflows}, executors: {settings.executors}")
     print(f"executor kills: {record.kills}, database restarts: {record.restarts}")
     if record.outages:
@@ -312,6 +340,8 @@ async def soak(settings: Settings) -> int:
     print(f"wall time: {time.monotonic() - started:.0f} s")
     for failure in record.failures:
         print(f"FAILED: {failure}")
+    for note in record.stall_notes:
+        print(f"stalled: {note}")
     print("soak: OK" if not record.failures else "soak: FAILED")
     return 0 if not record.failures else 1
 

@@ -20,9 +20,11 @@ from ._errors import (
     DBOSNonExistentWorkflowError,
     DBOSNotLaunchedError,
     DBOSPayloadError,
+    DBOSQueryTimeoutError,
     DBOSQueueDeduplicatedError,
     DBOSStepNondeterminismError,
     DBOSStepTimeoutError,
+    DBOSStreamTimeoutError,
     DBOSUnexpectedStepError,
     DBOSUnorderedTaskError,
     DBOSWorkflowAbortedError,
@@ -38,15 +40,20 @@ from ._registry import DBOSConfiguredInstance
 from ._serialization import PickleSerializer, PortableJSONSerializer, Serializer
 from .client import Client, ClientDebouncer, ClientWorkflowHandle, EnqueueOptions
 from .core.admission import RateLimit
+from .core.retention import RetentionPolicy
 from .datasource import TransactionConnection
 from .datasource.protocol import TransactionOutcomeUnknown
 from .engine.handle import WorkflowHandle
+from .engine.logcontext import DBOSContextFilter, JSONFormatter, configure_logging, logger
 from .engine.options import SetEnqueueOptions, SetWorkflowID, SetWorkflowTimeout
+from .engine.retention import GarbageCollection
 from .engine.schedules import ClientScheduleInput, ScheduleInput, WorkflowSchedule
 from .engine.status import StepInfo, WorkflowStatus
+from .sysdb.records import ApplicationVersion
 
 __all__ = [
     "DBOS",
+    "ApplicationVersion",
     "Client",
     "ClientDebouncer",
     "ClientScheduleInput",
@@ -59,6 +66,7 @@ __all__ = [
     "DBOSConfigError",
     "DBOSConfiguredInstance",
     "DBOSConflictingWorkflowError",
+    "DBOSContextFilter",
     "DBOSCorruptRowError",
     "DBOSException",
     "DBOSInitializationError",
@@ -67,9 +75,11 @@ __all__ = [
     "DBOSNonExistentWorkflowError",
     "DBOSNotLaunchedError",
     "DBOSPayloadError",
+    "DBOSQueryTimeoutError",
     "DBOSQueueDeduplicatedError",
     "DBOSStepNondeterminismError",
     "DBOSStepTimeoutError",
+    "DBOSStreamTimeoutError",
     "DBOSUnexpectedStepError",
     "DBOSUnorderedTaskError",
     "DBOSWorkflowAbortedError",
@@ -80,11 +90,14 @@ __all__ = [
     "Datasource",
     "Debouncer",
     "EnqueueOptions",
+    "GarbageCollection",
+    "JSONFormatter",
     "PickleSerializer",
     "PortableJSONSerializer",
     "PortableWorkflowError",
     "Queue",
     "RateLimit",
+    "RetentionPolicy",
     "ScheduleInput",
     "Serializer",
     "SetEnqueueOptions",
@@ -97,4 +110,6 @@ __all__ = [
     "WorkflowHandle",
     "WorkflowSchedule",
     "WorkflowStatus",
+    "configure_logging",
+    "logger",
 ]

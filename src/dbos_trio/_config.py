@@ -8,6 +8,7 @@ never appears in ``repr``, in a message or in logs (:func:`redact_url`, from
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import re
@@ -20,6 +21,7 @@ from ._errors import DBOSConfigError, DBOSException
 from ._redact import redact_url as redact_url  # re-exported: the name's old home
 from ._serialization import PickleSerializer, Serializer
 from .core import validate
+from .core.retention import RetentionPolicy
 
 APP_NAME_PATTERN = re.compile(r"[a-z0-9_-]{3,256}")  # matched whole (fullmatch)
 SYSTEM_DATABASE_URL_ENV = "DBOS_SYSTEM_DATABASE_URL"
@@ -152,35 +154,126 @@ def _check_unordered_tasks(_: Any, attribute: attrs.Attribute[str], value: Any) 
         raise _fail(f"Config.{attribute.name}", f"{value!r} must be 'error' or 'warn'")
 
 
+# Seconds between an executor's stamps of the rows it runs (see Config.heartbeat_interval).
+DEFAULT_HEARTBEAT_INTERVAL = 10.0
+
+
+def _check_otel_format(_: Any, attribute: attrs.Attribute[str], value: Any) -> None:
+    if value not in ("legacy", "semconv"):
+        raise _fail(f"Config.{attribute.name}", f"{value!r} must be 'legacy' or 'semconv'")
+
+
+def _check_retention(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not isinstance(value, RetentionPolicy):
+        raise _fail(
+            f"Config.{attribute.name}", f"{value!r} must be a dbos_trio.RetentionPolicy or None"
+        )
+
+
 @attrs.frozen(kw_only=True)
 class Config:
-    """How a :class:`~dbos_trio.DBOS` instance connects and identifies itself."""
+    """How a :class:`~dbos_trio.DBOS` instance connects and identifies itself.
+
+    Every field is checked when the ``Config`` is made: a bad value raises
+    :class:`~dbos_trio.DBOSConfigError` naming the field (``Config.schema: ...``) before
+    anything connects. A ``Config`` is frozen; ``repr`` never shows a URL's password.
+
+    Fields (keyword-only; each is described in full in the API reference):
+
+    - ``app_name`` (required): the application's name, stored on its workflows.
+    - ``database_url`` [None]: ``postgresql://`` or ``sqlite:///`` URL; None reads
+      ``DBOS_SYSTEM_DATABASE_URL``, ``DBOS_DATABASE_URL``, else ``<app_name>.sqlite``.
+    - ``schema`` ["dbos"]: the PostgreSQL schema of the system tables.
+    - ``app_version`` [None]: ``DBOS__APPVERSION``, else a hash of the workflows' source.
+    - ``executor_id`` [None]: ``DBOS__VMID``, else ``"local"``; what launch recovers.
+    - ``max_connections`` [10]: the PostgreSQL pool size.
+    - ``use_listen_notify`` [True]: wake waiters by LISTEN/NOTIFY (False: poll).
+    - ``run_migrations`` [True]: migrate at launch (False: only verify the schema).
+    - ``listen_queues`` [None]: the queues this executor serves (None: all).
+    - ``serializer`` [PickleSerializer()]: how payloads are written.
+    - ``outcome_poll_interval`` [1.0]: seconds between re-reads of another process's result.
+    - ``connect_timeout`` [10.0]: seconds per PostgreSQL connection attempt.
+    - ``notification_coalesce`` [0.01]: seconds NOTIFYs are gathered into one statement.
+    - ``direct_database_url`` [None]: a direct server URL for migrations and LISTEN
+      (behind PgBouncer in transaction mode).
+    - ``prepared_statements`` [True]: server-side prepared statements.
+    - ``allow_pickle`` [True]: read ``py_pickle`` payloads (which run their writer's code).
+    - ``database_retry_limit`` [None]: seconds a call retries a transient database
+      failure before it raises (None: until the database is back).
+    - ``scheduler_polling_interval_sec`` [30.0]: how often schedules are re-read.
+    - ``unordered_tasks`` ["error"]: durable calls from plain Trio tasks raise, or "warn".
+    - ``heartbeat_interval`` [10.0]: seconds between stamps of the rows this executor runs.
+    - ``adopt_dead_executors_after`` [None]: seconds of silence after which this executor
+      takes over another executor's PENDING rows (None: only ``recover_executor`` does).
+    - ``enable_otel`` [False]: OpenTelemetry spans (the ``otel`` extra).
+    - ``otel_attribute_format`` ["legacy"]: span attribute names, "legacy" or "semconv".
+    - ``otel_tracer_provider`` [None]: the TracerProvider spans go to (None: the global).
+    - ``enable_metrics`` [False]: Prometheus metrics (the ``metrics`` extra).
+    - ``metrics_registry`` [None]: the CollectorRegistry to register in (None: one per launch).
+    - ``retention`` [None]: a RetentionPolicy deleting old finished workflows in the background.
+    - ``shutdown_drain_seconds`` [None]: seconds running workflows may finish at exit.
+    - ``statement_timeout`` [30.0]: seconds a listing query may run (PostgreSQL; None: no bound).
+    - ``idle_in_transaction_session_timeout`` [60.0]: seconds an idle open transaction lives.
+    """
 
     app_name: str = attrs.field(validator=_check_app_name)
+    """The application's name (3-256 of ``a-z 0-9 _ -``), stored on every workflow row it
+    starts: listings, recovery and queues are scoped by it. Required."""
     database_url: str | None = attrs.field(
         default=None, validator=_field_check(require_database_url), repr=redact_url
     )
+    """The system database: ``postgresql://...`` or ``sqlite:///path``. None (the default)
+    reads ``DBOS_SYSTEM_DATABASE_URL``, then ``DBOS_DATABASE_URL``, then uses the embedded
+    SQLite file ``<app_name>.sqlite`` in the working directory."""
     schema: str = attrs.field(default="dbos", validator=_field_check(require_schema))
+    """The PostgreSQL schema of the system tables (``dbos``, as every SDK's default). Not
+    used on SQLite."""
     app_version: str | None = attrs.field(
         default=None, validator=_field_check(require_optional_text)
     )
+    """The version stamped on workflows this executor starts; only workflows of its own
+    version are recovered or dequeued by it. None: ``DBOS__APPVERSION``, else a hash of
+    the registered workflows' source (a code change is a new version). See the versions
+    page of the documentation."""
     executor_id: str | None = attrs.field(
         default=None, validator=_field_check(require_optional_text)
     )
+    """This process's executor id, stored on the workflows it runs; at launch it recovers
+    the PENDING workflows of its own id. None: ``DBOS__VMID``, else ``"local"``. Give each
+    of several executors sharing a database its own id."""
     max_connections: int = attrs.field(default=10, validator=_field_check(require_positive_int))
+    """The size of the PostgreSQL connection pool (LISTEN uses one more, of its own). Not
+    used on SQLite."""
     use_listen_notify: bool = attrs.field(default=True, validator=_field_check(require_bool))
+    """Wake waiters (``recv``, ``get_event``, streams, queues) by PostgreSQL LISTEN/NOTIFY;
+    False polls instead (for a server or pooler without LISTEN). Not used on SQLite."""
     run_migrations: bool = attrs.field(default=True, validator=_field_check(require_bool))
+    """Create or upgrade the system schema at launch (under a lock, so concurrent launches
+    are safe). False only verifies it and fails launch with
+    :class:`~dbos_trio.DBOSInitializationError` if it is behind; migrate it with
+    ``dbos-trio migrate``."""
     listen_queues: tuple[str, ...] | None = attrs.field(default=None, converter=_to_queue_names)
+    """The queues this executor dequeues from (plus the internal queue); None, the
+    default, serves every queue of the application."""
     serializer: Serializer = attrs.field(factory=PickleSerializer, validator=_check_serializer)
+    """How inputs, outputs, errors, messages and events are written (``py_pickle`` by
+    default, like the official Python SDK). Reading always follows each payload's stored
+    format; :class:`~dbos_trio.PortableJSONSerializer` is readable by every SDK."""
     outcome_poll_interval: float = attrs.field(
         default=1.0, validator=_field_check(require_positive_seconds)
     )
+    """Seconds between re-reads while awaiting a workflow that runs in another process
+    (completion has no notification in any SDK); one running here wakes its waiters at
+    once."""
     connect_timeout: float = attrs.field(
         default=10.0, validator=_field_check(require_positive_seconds)
     )
+    """Seconds one PostgreSQL connection attempt may take. Not used on SQLite."""
     notification_coalesce: float = attrs.field(
         default=0.01, validator=_field_check(require_positive_seconds)
     )
+    """Seconds during which NOTIFYs this process sends are gathered into one statement (a
+    burst of sends costs one round trip). Not used on SQLite."""
     direct_database_url: str | None = attrs.field(
         default=None, validator=_field_check(require_database_url), repr=redact_url
     )
@@ -223,7 +316,81 @@ class Config:
     :class:`~dbos_trio.DBOSUnorderedTaskError` naming the call; ``"warn"`` logs a warning
     once per workflow execution and takes the next id, as the official SDK does."""
 
+    heartbeat_interval: float = attrs.field(
+        default=DEFAULT_HEARTBEAT_INTERVAL, validator=_field_check(require_positive_seconds)
+    )
+    """How often this executor stamps ``updated_at`` on the PENDING rows it is running: the
+    liveness other executors read before they adopt or recover rows (a row touched within
+    three intervals is taken to be running, and is left alone). Use one value across the
+    executors of an application."""
+    adopt_dead_executors_after: float | None = attrs.field(
+        default=None, validator=_field_check(require_optional_seconds)
+    )
+    """None (the default): only ``recover_executor`` moves another executor's work. A
+    number of seconds: this executor re-enqueues the PENDING rows of any executor of its
+    application none of whose rows was stamped for that long (at least three heartbeat
+    intervals), so a dead machine's work runs without it coming back."""
+
+    enable_otel: bool = attrs.field(default=False, validator=_field_check(require_bool))
+    """OpenTelemetry spans for every workflow and durable call (the ``otel`` extra): see
+    docs/observability.md. Off (the default), nothing imports ``opentelemetry``."""
+    otel_attribute_format: str = attrs.field(default="legacy", validator=_check_otel_format)
+    """Span attribute names: ``"legacy"`` (``operationUUID``..., as the TypeScript SDK)
+    or ``"semconv"`` (``dbos.operation.workflow_id``...)."""
+    otel_tracer_provider: Any = attrs.field(default=None, repr=False)
+    """The ``TracerProvider`` spans go to; None (the default): the global one."""
+    enable_metrics: bool = attrs.field(default=False, validator=_field_check(require_bool))
+    """Prometheus metrics of the executor (the ``metrics`` extra, prometheus-client)."""
+    metrics_registry: Any = attrs.field(default=None, repr=False)
+    """The ``prometheus_client.CollectorRegistry`` metrics register in while launched;
+    None (the default): a fresh one per launch (read it with ``dbos.metrics_text()``)."""
+
+    retention: RetentionPolicy | None = attrs.field(default=None, validator=_check_retention)
+    """A :class:`~dbos_trio.RetentionPolicy`: finished workflows older than its bounds are
+    deleted in the background, by one executor of the application at a time; None (the
+    default) keeps every row. See ``docs/operations.md``."""
+    shutdown_drain_seconds: float | None = attrs.field(
+        default=None, validator=_field_check(require_optional_seconds)
+    )
+    """On exit from ``launched()``: stop claiming queued work and let the workflows running
+    here finish for up to this long (Trio clock) before cancelling the rest, which stay
+    PENDING for recovery. None (the default) cancels at once. ``launched(drain_seconds=)``
+    overrides it for one launch."""
+
+    statement_timeout: float | None = attrs.field(
+        default=30.0, validator=_field_check(require_optional_seconds)
+    )
+    """PostgreSQL: the longest a listing query (``list_workflows``,
+    ``list_queued_workflows``) may run before the server cancels it and the call raises
+    :class:`~dbos_trio.DBOSQueryTimeoutError` (the official SDK's
+    ``observability_query_timeout_sec``, default 30 s); None: the server's setting.
+    Workflow statements are never bounded this way."""
+    idle_in_transaction_session_timeout: float | None = attrs.field(
+        default=60.0, validator=_field_check(require_optional_seconds)
+    )
+    """PostgreSQL: set on every connection of the pool and the listener, so a
+    transaction left open (a stuck client) is ended by the server rather than holding its
+    locks (official default 60 s); None leaves the server's setting."""
+
     def __attrs_post_init__(self) -> None:
+        if (
+            self.adopt_dead_executors_after is not None
+            and self.adopt_dead_executors_after < 3 * self.heartbeat_interval
+        ):
+            raise _fail(
+                "Config.adopt_dead_executors_after",
+                f"{self.adopt_dead_executors_after!r} s is under three heartbeat intervals "
+                f"({3 * self.heartbeat_interval!r} s): live executors' work would be adopted",
+            )
+        for enabled, field, module, extra in (
+            (self.enable_otel, "enable_otel", "opentelemetry", "otel"),
+            (self.enable_metrics, "enable_metrics", "prometheus_client", "metrics"),
+        ):
+            if enabled and importlib.util.find_spec(module) is None:
+                raise _fail(
+                    f"Config.{field}",
+                    f"True, but {module} is not installed: pip install 'dbos-trio[{extra}]'",
+                )
         if not self.allow_pickle and self.serializer.name() == "py_pickle":
             raise _fail(
                 "Config.allow_pickle",

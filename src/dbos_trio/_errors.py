@@ -79,9 +79,16 @@ class DBOSArgumentTypeError(DBOSException, TypeError, ValueError):
 
 
 class DBOSInitializationError(DBOSException):
+    """Launch (or opening a :class:`~dbos_trio.Client` or datasource) failed: the database
+    could not be reached or opened, or its schema is not migrated and this process may
+    not migrate it. Nothing was started; fix what ``detail`` names and launch again.
+
+    Code 3, as in the official SDK. ``detail`` is the message without the prefix, so a
+    caller that wraps it never repeats "DBOS Error 3"."""
+
     def __init__(self, message: str) -> None:
         self.detail = message
-        super().__init__(f"Error initializing DBOS Transact: {message}", 3)
+        super().__init__(f"Error initializing dbos_trio: {message}", 3)
 
 
 class DBOSConfigError(DBOSInitializationError):
@@ -99,6 +106,8 @@ class DBOSNotLaunchedError(DBOSException):
 
 
 class DBOSRecoveryError(DBOSException):
+    """A workflow could not be recovered (code 2); the message names it and why."""
+
     def __init__(self, workflow_id: str, message: str | None = None) -> None:
         self.workflow_id = workflow_id
         self.detail = message
@@ -106,6 +115,10 @@ class DBOSRecoveryError(DBOSException):
 
 
 class DBOSWorkflowFunctionNotFoundError(DBOSException):
+    """A workflow's row names a function, class or configured instance this process has
+    not registered (code 4), so it cannot run it here. Register it (with the same name)
+    in the process meant to run it, or let an executor that has it take the row."""
+
     def __init__(self, workflow_id: str, message: str | None = None) -> None:
         self.workflow_id = workflow_id
         self.detail = message
@@ -113,13 +126,21 @@ class DBOSWorkflowFunctionNotFoundError(DBOSException):
 
 
 class DBOSNonExistentWorkflowError(DBOSException):
+    """No workflow has the given id (code 5): a handle, a message, a fork or a wait named
+    a workflow that was never started or has been deleted. ``destination`` says which use
+    (``"target"``, ``"`send` destination"``, ``"awaited"``, ``"fork"``)."""
+
     def __init__(self, destination: str, destination_id: str) -> None:
         self.destination = destination
         self.destination_id = destination_id
-        super().__init__(f"Non-existent {destination} workflow ID: {destination_id}", 5)
+        super().__init__(_no_such_workflow(destination, destination_id), 5)
 
 
 class MaxRecoveryAttemptsExceededError(DBOSException):
+    """A workflow was started or recovered more often than its ``max_recovery_attempts``
+    (code 6) and is now dead-lettered (MAX_RECOVERY_ATTEMPTS_EXCEEDED). Find why it keeps
+    dying (a crash in a step, an out-of-memory kill); ``resume_workflow`` runs it again."""
+
     def __init__(self, workflow_id: str, max_attempts: int | None) -> None:
         self.workflow_id = workflow_id
         self.max_attempts = max_attempts
@@ -132,6 +153,10 @@ class MaxRecoveryAttemptsExceededError(DBOSException):
 
 
 class DBOSMaxStepRetriesExceeded(DBOSException):
+    """A step with ``retries_allowed`` failed on every attempt (code 7). ``errors`` holds
+    each attempt's exception, in order; it becomes the step's recorded error and is raised
+    in the workflow, which may catch it."""
+
     def __init__(self, step_name: str, max_retries: int, errors: Sequence[BaseException]) -> None:
         self.step_name = step_name
         self.max_retries = max_retries
@@ -140,6 +165,9 @@ class DBOSMaxStepRetriesExceeded(DBOSException):
 
 
 class DBOSConflictingWorkflowError(DBOSException):
+    """A workflow id was reused for a different function, class or configured instance
+    (code 9): the existing row wins. Use a fresh id, or the same function."""
+
     def __init__(self, workflow_id: str, message: str | None = None) -> None:
         self.workflow_id = workflow_id
         self.detail = message
@@ -149,6 +177,11 @@ class DBOSConflictingWorkflowError(DBOSException):
 
 
 class DBOSUnexpectedStepError(DBOSException):
+    """On replay, the step recorded at this step id has another name than the call the
+    workflow made (code 11): the workflow is not deterministic, or its code changed under
+    a running workflow. Keep workflow code deterministic and change it only with a new
+    application version (see the versions page)."""
+
     def __init__(
         self, workflow_id: str, step_id: int, expected_name: str, recorded_name: str
     ) -> None:
@@ -165,6 +198,9 @@ class DBOSUnexpectedStepError(DBOSException):
 
 
 class DBOSQueueDeduplicatedError(DBOSException):
+    """Enqueueing with a ``deduplication_id`` that an unfinished workflow on the same queue
+    already holds (code 12). Nothing was enqueued; ``workflow_id`` is the refused one."""
+
     def __init__(self, workflow_id: str, queue_name: str, deduplication_id: str) -> None:
         self.workflow_id = workflow_id
         self.queue_name = queue_name
@@ -177,12 +213,23 @@ class DBOSQueueDeduplicatedError(DBOSException):
 
 
 class DBOSAwaitedWorkflowCancelledError(DBOSException):
+    """The workflow whose result was awaited ended CANCELLED (code 13): someone cancelled
+    it, or its timeout (``SetWorkflowTimeout``, ``timeout_seconds``) expired.
+    ``resume_workflow`` runs it again from its last checkpoint."""
+
     def __init__(self, workflow_id: str) -> None:
         self.workflow_id = workflow_id
-        super().__init__(f"Awaited workflow {workflow_id} was cancelled", 13)
+        super().__init__(
+            f"Awaited workflow {workflow_id} was cancelled (by a cancel request, or because "
+            "its timeout expired)",
+            13,
+        )
 
 
 class DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded(DBOSException):
+    """The workflow whose result was awaited was dead-lettered after too many recovery
+    attempts (code 14); see :class:`MaxRecoveryAttemptsExceededError`."""
+
     def __init__(self, workflow_id: str) -> None:
         self.workflow_id = workflow_id
         super().__init__(
@@ -191,6 +238,9 @@ class DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded(DBOSException):
 
 
 class DBOSStreamTimeoutError(DBOSException):
+    """Reading a stream with ``timeout_seconds``, no next value arrived in time (code 16).
+    The stream is unchanged: read again from the same offset to keep waiting."""
+
     def __init__(self, workflow_id: str, key: str, timeout_seconds: float | None) -> None:
         self.workflow_id = workflow_id
         self.key = key
@@ -200,6 +250,10 @@ class DBOSStreamTimeoutError(DBOSException):
 
 
 class DBOSStepTimeoutError(DBOSException):
+    """A step ran longer than its ``timeout_seconds`` and was cancelled (code 18). The
+    attempt counts as failed: with ``retries_allowed`` the step is retried, otherwise this
+    is its recorded error, raised in the workflow."""
+
     def __init__(self, step_name: str, timeout_seconds: float) -> None:
         self.step_name = step_name
         self.timeout_seconds = timeout_seconds
@@ -268,6 +322,10 @@ class DBOSWorkflowAbortedError(DBOSException):
 
 
 class DBOSStepNondeterminismError(DBOSException):
+    """One execution tried to record two different results for the same step (code 28),
+    which a deterministic workflow never does. Make the workflow's order of durable calls
+    independent of timing and of values read outside steps."""
+
     def __init__(self, workflow_id: str, step_id: int) -> None:
         self.workflow_id = workflow_id
         self.step_id = step_id
@@ -295,6 +353,19 @@ class DBOSUnorderedTaskError(DBOSException):
         )
 
 
+def _no_such_workflow(destination: str, workflow_id: str) -> str:
+    """The message for a missing workflow, worded for the use that looked it up."""
+    if destination == "target":
+        return f"There is no workflow with ID {workflow_id}"
+    if destination == "awaited":
+        return f"The awaited workflow {workflow_id} does not exist"
+    if destination == "`send` destination":
+        return f"Cannot send to workflow {workflow_id}: there is no workflow with that ID"
+    if destination == "fork":
+        return f"Cannot fork workflow {workflow_id}: there is no workflow with that ID"
+    return f"There is no workflow with ID {workflow_id} (the {destination})"
+
+
 class DBOSWorkflowCancelledError(DBOSBaseException):
     """The running workflow was cancelled (by ``cancel_workflow`` or its timeout)."""
 
@@ -313,6 +384,12 @@ class DBOSWorkflowConflictIDError(DBOSBaseException):
 
 class SystemDatabaseError(DBOSException):
     """The system database failed (connection lost, server error). Never a workflow outcome."""
+
+
+class DBOSQueryTimeoutError(SystemDatabaseError):
+    """A listing or introspection query ran longer than the configured
+    ``statement_timeout`` and the server cancelled it (nothing was changed). Narrow the
+    filters, page with ``limit``/``offset``, or raise the timeout."""
 
 
 class PortableWorkflowError(Exception):

@@ -5,17 +5,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
+from ._queue_setters import QueueSetters
 from ._registry import resolve_workflow
 from .core.admission import QueueConfig
 from .engine import queues
-from .engine.executor import ExecutorSlot
+from .engine.executor import ExecutorSlot, Runtime
 from .engine.handle import WorkflowHandle
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class Queue:
+class Queue(QueueSetters):
     """A queue's configuration, and the way to enqueue workflows on it.
 
     The configuration is the one it was declared or retrieved with; other executors, or
@@ -30,12 +31,17 @@ class Queue:
     def __repr__(self) -> str:
         return f"Queue({self._config!r})"
 
+    def _admin_runtime(self, operation: str) -> Runtime:
+        return self._slot.require(operation)
+
     @property
     def name(self) -> str:
+        """The queue's name, unique within the system database (across applications)."""
         return self._config.name
 
     @property
     def config(self) -> QueueConfig:
+        """The queue's settings (concurrency, rate limit, priority, partitioning)."""
         return self._config
 
     def __getattr__(self, field: str) -> Any:

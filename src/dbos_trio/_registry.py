@@ -206,6 +206,8 @@ class DBOSConfiguredInstance:
 
     @classmethod
     def find_instance(cls, class_name: str, config_name: str) -> DBOSConfiguredInstance | None:
+        """The live instance of ``class_name`` registered as ``config_name``, or None
+        (recovery looks a workflow's instance up here by the names stored on its row)."""
         return cls._instances.get((class_name, config_name))
 
 

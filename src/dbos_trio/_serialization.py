@@ -36,23 +36,34 @@ PORTABLE_JSON = "portable_json"
 class Serializer(Protocol):
     """Turns values into strings and back; ``name()`` is stored beside every payload."""
 
-    def serialize(self, value: Any) -> str: ...
+    def serialize(self, value: Any) -> str:
+        """``value`` as text to store; raise (any ``Exception``) if it cannot be encoded.
+        Called before anything is written, so a failure leaves no row behind."""
+        ...
 
-    def deserialize(self, text: str) -> Any: ...
+    def deserialize(self, text: str) -> Any:
+        """The value ``serialize`` stored as ``text``; an exception raised here reaches the
+        reader as :class:`~dbos_trio.DBOSPayloadError`."""
+        ...
 
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The name stored in the ``serialization`` column beside every payload it wrote."""
+        ...
 
 
 class PickleSerializer:
     """The default: base64 of a pickle, stored as ``py_pickle``."""
 
     def serialize(self, value: Any) -> str:
+        """Base64 of ``pickle.dumps(value)``; an unpicklable value raises pickle's error."""
         return base64.b64encode(pickle.dumps(value)).decode("ascii")
 
     def deserialize(self, text: str) -> Any:
+        """Unpickle: this runs code chosen by whoever wrote ``text`` (see allow_pickle)."""
         return pickle.loads(base64.b64decode(text))
 
     def name(self) -> str:
+        """``"py_pickle"``, the official Python SDK's name for this format."""
         return PICKLE
 
 
@@ -94,6 +105,7 @@ class PortableJSONSerializer:
     it — NaN and infinities are refused both ways (``ValueError``)."""
 
     def serialize(self, value: Any) -> str:
+        """Compact JSON of ``value``; a value JSON cannot carry raises ``ValueError``."""
         portable = to_portable(value)
         try:
             text = json.dumps(portable, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
@@ -111,9 +123,11 @@ class PortableJSONSerializer:
         return text
 
     def deserialize(self, text: str) -> Any:
+        """Parse JSON (NaN and infinities refused with ``ValueError``); runs no code."""
         return json.loads(text, parse_constant=_no_constants)
 
     def name(self) -> str:
+        """``"portable_json"``, the format every DBOS SDK reads."""
         return PORTABLE_JSON
 
 

@@ -3,7 +3,10 @@
 Every command talks to the database named by ``--database-url`` (or the
 ``DBOS_SYSTEM_DATABASE_URL`` / ``DBOS_DATABASE_URL`` environment variables) through a
 :class:`~dbos_trio.Client`, which never migrates; only ``migrate`` creates or upgrades the
-schema. ``--json`` prints machine-readable output; the default is a readable table.
+schema. The default output is for people (UTC times, durations, tables; ``workflow get``
+a full detail with the steps: :mod:`dbos_trio.cli_format`); ``--json`` is for scripts,
+with stored values as stored and the natural shape, an object for one thing, a list for
+many. ``cancel``, ``resume`` and ``delete`` take many ids (:mod:`dbos_trio.cli_bulk`).
 
 A failure is one line on stderr, ``dbos-trio: error: ...`` (with the traceback too under
 ``--debug``), and a non-zero exit code by kind (:mod:`dbos_trio._cli_errors`): 1 any other
@@ -23,13 +26,12 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
-from datetime import UTC, datetime
+from importlib import metadata
 from typing import Any, NoReturn
 
-import attrs
 import trio
 
-from . import cli_schedules
+from . import cli_bulk, cli_dashboard, cli_format, cli_gc, cli_schedules, cli_versions
 from ._cli_errors import (
     CLI_RETRY_LIMIT_SECONDS,
     EXIT_CODES_HELP,
@@ -78,76 +80,18 @@ def _scrubber(args: argparse.Namespace | None) -> Scrubber:
     )
 
 
-def _iso(epoch_ms: Any) -> str:
-    if not isinstance(epoch_ms, int):
-        return ""
-    return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="milliseconds")
-
-
-def _jsonable(value: Any) -> Any:
-    if attrs.has(type(value)):
-        return {key: _jsonable(item) for key, item in attrs.asdict(value, recurse=False).items()}
-    if isinstance(value, dict):
-        return {str(key): _jsonable(item) for key, item in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [_jsonable(item) for item in value]
-    if isinstance(value, BaseException):
-        return f"{type(value).__name__}: {value}"
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    return repr(value)
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    cells = [[str(cell) for cell in row] for row in rows]
-    widths = [max([len(h), *(len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines.extend("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells)
-    return "\n".join(lines)
-
-
 def _print_workflows(args: argparse.Namespace, workflows: list[WorkflowStatus]) -> None:
     if args.json:
-        print(json.dumps(_jsonable(workflows), indent=2))
+        print(json.dumps(cli_format.jsonable(workflows), indent=2))
         return
-    print(
-        _table(
-            ("workflow id", "name", "status", "created", "queue", "app version"),
-            [
-                (
-                    w.workflow_id,
-                    w.name or "",
-                    w.status,
-                    _iso(w.created_at),
-                    w.queue_name or "",
-                    w.app_version or "",
-                )
-                for w in workflows
-            ],
-        )
-    )
+    print(cli_format.workflows_table(workflows))
 
 
-def _print_steps(args: argparse.Namespace, steps: list[StepInfo]) -> None:
+def _print_steps(args: argparse.Namespace, steps: list[StepInfo], raw: bool) -> None:
     if args.json:
-        print(json.dumps(_jsonable(steps), indent=2))
+        print(json.dumps(cli_format.jsonable(steps), indent=2))
         return
-    print(
-        _table(
-            ("step", "name", "output", "error", "child"),
-            [
-                (
-                    s.function_id,
-                    s.function_name,
-                    "" if s.output is None else repr(s.output),
-                    "" if s.error is None else repr(s.error),
-                    s.child_workflow_id or "",
-                )
-                for s in steps
-            ],
-        )
-    )
+    print(cli_format.steps_table(steps, raw))
 
 
 def _client(args: argparse.Namespace) -> Client:
@@ -172,7 +116,11 @@ async def _migrate(args: argparse.Namespace) -> None:
         use_listen_notify=not args.no_listen_notify,
     )
     await sysdb.close()
-    if is_sqlite_url(url):
+    sqlite = is_sqlite_url(url)
+    if args.json:
+        shown = {"migrated": redact_url(url), "schema": None if sqlite else args.schema}
+        print(json.dumps(shown))
+    elif sqlite:
         print(f"migrated {redact_url(url)}")
     else:
         print(f"migrated schema {args.schema!r} of {redact_url(url)}")
@@ -222,34 +170,37 @@ async def _existing(client: Client, workflow_id: str) -> WorkflowStatus:
 async def _workflow_get(args: argparse.Namespace) -> None:
     async with _client(args) as client:
         status = await _existing(client, args.workflow_id)
-    _print_workflows(args, [status])
+        steps = await client.list_workflow_steps(args.workflow_id)
+    if args.json:
+        print(cli_format.workflow_json(status, steps))
+    else:
+        print(cli_format.workflow_detail(status, steps, decoded=args.allow_pickle))
 
 
 async def _workflow_steps(args: argparse.Namespace) -> None:
     async with _client(args) as client:
-        await _existing(client, args.workflow_id)
-        _print_steps(args, await client.list_workflow_steps(args.workflow_id))
+        status = await _existing(client, args.workflow_id)
+        steps = await client.list_workflow_steps(args.workflow_id)
+    raw = status.serialization == "py_pickle" and not args.allow_pickle
+    _print_steps(args, steps, raw)
 
 
 async def _workflow_cancel(args: argparse.Namespace) -> None:
     async with _client(args) as client:
-        await _existing(client, args.workflow_id)
-        await client.cancel_workflow(args.workflow_id)
-    print(f"cancelled {args.workflow_id}")
+        await cli_bulk.each(args, client, "cancelled", _existing, client.cancel_workflow)
 
 
 async def _workflow_resume(args: argparse.Namespace) -> None:
     async with _client(args) as client:
-        await _existing(client, args.workflow_id)
-        await client.resume_workflow(args.workflow_id)
-    print(f"resumed {args.workflow_id}")
+        await cli_bulk.each(args, client, "resumed", _existing, client.resume_workflow)
 
 
 async def _workflow_delete(args: argparse.Namespace) -> None:
+    async def delete(workflow_id: str) -> None:
+        await client.delete_workflow(workflow_id, delete_children=args.delete_children)
+
     async with _client(args) as client:
-        await _existing(client, args.workflow_id)
-        await client.delete_workflow(args.workflow_id, delete_children=args.delete_children)
-    print(f"deleted {args.workflow_id}")
+        await cli_bulk.each(args, client, "deleted", _existing, delete)
 
 
 async def _workflow_fork(args: argparse.Namespace) -> None:
@@ -326,21 +277,41 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+DESCRIPTION = """\
+Migrate a DBOS system database (PostgreSQL or SQLite) and inspect or manage its workflows,
+queues and schedules. Every command but migrate reads through a client that never
+changes the schema. Times are shown in UTC; --json prints the stored values (epoch
+milliseconds) for scripts."""
+
+
+def _version() -> str:
+    try:
+        return metadata.version("dbos-trio")
+    except metadata.PackageNotFoundError:  # running from a source tree
+        return "unknown"
+
+
 def _parser() -> argparse.ArgumentParser:
     layout: dict[str, Any] = {
         "epilog": EXIT_CODES_HELP,
         "formatter_class": argparse.RawDescriptionHelpFormatter,
     }
-    parser = _Parser(
-        prog="dbos-trio", description=__doc__.splitlines()[0].replace("``", ""), **layout
-    )
+    parser = _Parser(prog="dbos-trio", description=DESCRIPTION, **layout)
     parser.add_argument("--debug", action="store_true", help="print tracebacks and debug logs")
+    parser.add_argument(
+        "--version", action="version", version=f"dbos-trio {_version()}", help="print the version"
+    )
     common = _Parser(add_help=False)
     common.add_argument(
-        "--database-url", "-s", help=f"system database URL (or ${SYSTEM_DATABASE_URL_ENV})"
+        "--database-url",
+        "-s",
+        help=f"system database URL, postgresql://... or sqlite:///path (default: "
+        f"${SYSTEM_DATABASE_URL_ENV}, then ${DATABASE_URL_ENV})",
     )
     common.add_argument("--schema", default="dbos", help="system schema (default: dbos)")
-    common.add_argument("--json", action="store_true", help="print JSON")
+    common.add_argument(
+        "--json", action="store_true", help="print JSON: an object for one, a list for many"
+    )
     common.add_argument(
         "--allow-pickle",
         action="store_true",
@@ -351,57 +322,117 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="print tracebacks"
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    migrate = commands.add_parser(
-        "migrate", parents=[common], help="create or upgrade the schema", **layout
+    def command(where: Any, name: str, text: str, parents: list[Any]) -> Any:
+        return where.add_parser(name, parents=parents, help=text, description=text, **layout)
+
+    migrate = command(commands, "migrate", "create or upgrade the system database schema", [common])
+    migrate.add_argument(
+        "--no-listen-notify",
+        action="store_true",
+        help="omit the LISTEN/NOTIFY triggers (PostgreSQL; for poolers that cannot LISTEN)",
     )
-    migrate.add_argument("--no-listen-notify", action="store_true", help="omit the triggers")
     migrate.set_defaults(run=_migrate)
 
     listing = _Parser(add_help=False)
-    listing.add_argument("--limit", "-l", type=_count, default=10)
-    listing.add_argument("--offset", "-o", type=_count, default=None)
-    listing.add_argument("--sort-desc", "-d", action="store_true")
     listing.add_argument(
-        "--status", "-S", type=_status, default=None, help=", ".join(sorted(ALL_STATUSES))
+        "--limit", "-l", type=_count, default=10, help="show at most this many (default: 10)"
     )
-    listing.add_argument("--name", "-n", default=None)
-    listing.add_argument("--app-version", "-v", default=None)
-    listing.add_argument("--user", "-u", default=None)
-    listing.add_argument("--start-time", "-t", type=_time, default=None, help="ISO 8601")
-    listing.add_argument("--end-time", "-e", type=_time, default=None, help="ISO 8601")
-    listing.add_argument("--application-name", "-a", default=None)
+    listing.add_argument("--offset", "-o", type=_count, default=None, help="skip this many first")
+    listing.add_argument(
+        "--sort-desc", "-d", action="store_true", help="newest first (default: oldest first)"
+    )
+    listing.add_argument(
+        "--status",
+        "-S",
+        type=_status,
+        default=None,
+        help="only this status: " + ", ".join(sorted(ALL_STATUSES)),
+    )
+    listing.add_argument("--name", "-n", default=None, help="only workflows of this name")
+    listing.add_argument("--app-version", "-v", default=None, help="only this application version")
+    listing.add_argument("--user", "-u", default=None, help="only this authenticated user")
+    listing.add_argument(
+        "--start-time",
+        "-t",
+        type=_time,
+        default=None,
+        help="only created at or after this ISO 8601 time",
+    )
+    listing.add_argument(
+        "--end-time", "-e", type=_time, default=None, help="only created before this ISO 8601 time"
+    )
+    listing.add_argument(
+        "--application-name",
+        "-a",
+        default=None,
+        help="only this application's workflows (default: every application in the database)",
+    )
 
-    workflow = commands.add_parser("workflow", help="inspect and manage workflows", **layout)
-    actions = workflow.add_subparsers(dest="action", required=True)
-    actions.add_parser("list", parents=[common, listing], **layout).set_defaults(run=_workflow_list)
-    for name, run in (
-        ("get", _workflow_get),
-        ("steps", _workflow_steps),
-        ("cancel", _workflow_cancel),
-        ("resume", _workflow_resume),
+    workflow = command(commands, "workflow", "inspect and manage workflows", [])
+    actions = workflow.add_subparsers(dest="action", required=True, metavar="ACTION")
+    command(actions, "list", "list workflows, oldest first", [common, listing]).set_defaults(
+        run=_workflow_list
+    )
+    get = command(
+        actions,
+        "get",
+        "show one workflow: status, timings, input, output or error, and its steps",
+        [common],
+    )
+    get.add_argument("workflow_id", help="the workflow's id")
+    get.set_defaults(run=_workflow_get)
+    steps = command(actions, "steps", "list a workflow's checkpointed steps", [common])
+    steps.add_argument("workflow_id", help="the workflow's id")
+    steps.set_defaults(run=_workflow_steps)
+    for name, run, text in (
+        ("cancel", _workflow_cancel, "cancel workflows: each stops at its next checkpoint"),
+        ("resume", _workflow_resume, "resume workflows (cancelled ones, say) from their last step"),
     ):
-        action = actions.add_parser(name, parents=[common], **layout)
-        action.add_argument("workflow_id")
+        action = command(actions, name, text, [common])
+        cli_bulk.add_arguments(action, name)
         action.set_defaults(run=run)
-    delete = actions.add_parser("delete", parents=[common], **layout)
-    delete.add_argument("workflow_id")
-    delete.add_argument("--delete-children", action="store_true")
+    delete = command(actions, "delete", "delete workflows and their steps", [common])
+    cli_bulk.add_arguments(delete, "delete")
+    delete.add_argument(
+        "--delete-children", action="store_true", help="delete their child workflows too"
+    )
     delete.set_defaults(run=_workflow_delete)
-    fork_action = actions.add_parser("fork", parents=[common], **layout)
-    fork_action.add_argument("workflow_id")
-    fork_action.add_argument("--step", "-S", type=_step, default=1)
-    fork_action.add_argument("--forked-workflow-id", "-f", default=None)
-    fork_action.add_argument("--application-version", "-v", default=None)
+    fork_action = command(
+        actions, "fork", "start a new workflow from another's steps up to a given one", [common]
+    )
+    fork_action.add_argument("workflow_id", help="the workflow to fork")
+    fork_action.add_argument(
+        "--step",
+        "-S",
+        type=_step,
+        default=1,
+        help="run again from this step; the steps before it are copied (default: 1)",
+    )
+    fork_action.add_argument(
+        "--forked-workflow-id", "-f", default=None, help="the new workflow's id (default: random)"
+    )
+    fork_action.add_argument(
+        "--application-version",
+        "-v",
+        default=None,
+        help="the version that runs the fork (default: the original's)",
+    )
     fork_action.set_defaults(run=_workflow_fork)
+    cli_versions.add_workflow_actions(actions, common)
 
-    queue = commands.add_parser("queue", help="queued workflows", **layout)
-    queue_actions = queue.add_subparsers(dest="action", required=True)
-    queue_list = queue_actions.add_parser("list", parents=[common, listing], **layout)
-    queue_list.add_argument("--queue", "-q", default=None)
+    queue = command(commands, "queue", "inspect queued workflows", [])
+    queue_actions = queue.add_subparsers(dest="action", required=True, metavar="ACTION")
+    queue_list = command(
+        queue_actions, "list", "list enqueued and running queued workflows", [common, listing]
+    )
+    queue_list.add_argument("--queue", "-q", default=None, help="only this queue")
     queue_list.set_defaults(run=_queue_list)
     cli_schedules.add_parsers(commands, common)
+    cli_dashboard.add_parsers(commands, common)
+    cli_versions.add_parsers(commands, common)
+    cli_gc.add_parsers(commands, common, **layout)
     return parser
 
 

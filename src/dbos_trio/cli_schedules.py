@@ -29,13 +29,20 @@ CLI_RETRY_LIMIT_SECONDS = 10.0
 def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
     """Add ``schedule`` and its actions to ``commands`` (an argparse subparsers object);
     ``common`` holds the connection options (``--database-url``, ``--schema``, ``--json``)."""
-    schedule = commands.add_parser("schedule", help="inspect and manage schedules")
-    actions = schedule.add_subparsers(dest="schedule_action", required=True)
-    listing = actions.add_parser("list", parents=[common], help="list schedules")
+    text = "inspect and manage schedules"
+    schedule = commands.add_parser("schedule", help=text, description=text)
+    actions = schedule.add_subparsers(dest="schedule_action", required=True, metavar="ACTION")
+    listing = actions.add_parser(
+        "list", parents=[common], help="list schedules", description="list schedules"
+    )
     listing.add_argument("--status", "-S", default=None, help="ACTIVE or PAUSED")
-    listing.add_argument("--workflow-name", "-n", default=None)
+    listing.add_argument(
+        "--workflow-name", "-n", default=None, help="only schedules of this workflow"
+    )
     listing.add_argument("--prefix", "-p", default=None, help="schedule name prefix")
-    listing.add_argument("--application-name", "-a", default=None)
+    listing.add_argument(
+        "--application-name", "-a", default=None, help="only this application's schedules"
+    )
     for name, help_text in (
         ("get", "show one schedule"),
         ("pause", "stop a schedule firing"),
@@ -43,12 +50,11 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         ("trigger", "enqueue one run now"),
         ("delete", "delete a schedule"),
     ):
-        action = actions.add_parser(name, parents=[common], help=help_text)
-        action.add_argument("schedule_name")
-    backfill = actions.add_parser(
-        "backfill", parents=[common], help="enqueue the ticks between two times"
-    )
-    backfill.add_argument("schedule_name")
+        action = actions.add_parser(name, parents=[common], help=help_text, description=help_text)
+        action.add_argument("schedule_name", help="the schedule's name")
+    text = "enqueue the ticks between two times"
+    backfill = actions.add_parser("backfill", parents=[common], help=text, description=text)
+    backfill.add_argument("schedule_name", help="the schedule's name")
     backfill.add_argument("start", help="ISO 8601 (exclusive; naive times are UTC)")
     backfill.add_argument("end", help="ISO 8601 (exclusive)")
     for action in actions.choices.values():
@@ -134,7 +140,10 @@ async def run(args: argparse.Namespace) -> None:
             schedule = await client.get_schedule(name)
             if schedule is None:
                 raise DBOSException(f"no schedule {name!r}")
-            _print_schedules(args, [schedule])
+            if args.json:  # one schedule: an object, not a list of one
+                print(json.dumps(_row(schedule), indent=2, default=repr))
+            else:
+                _print_schedules(args, [schedule])
         elif action == "pause":
             await _existing(client, name)
             await client.pause_schedule(name)

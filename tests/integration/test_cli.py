@@ -18,7 +18,7 @@ import pytest
 from dbos_trio import DBOS, Config
 from dbos_trio._cli_errors import CLI_RETRY_LIMIT_SECONDS
 
-from support.backends import execute
+from support.backends import execute, query
 from support.pg_support import fresh_database
 
 
@@ -55,7 +55,7 @@ async def test_a_planted_pickle_runs_nothing_in_the_cli_without_allow_pickle(
     )
     shown = run_cli("workflow", "get", "planted", "-s", migrated_url, "--json")
     assert shown.returncode == 0, shown.stderr
-    assert json.loads(shown.stdout)[0]["output"] == payload  # shown as stored
+    assert json.loads(shown.stdout)["output"] == payload  # shown as stored
     assert run_cli("workflow", "list", "-s", migrated_url, "--json").returncode == 0
     assert not marker.exists()
     run_cli("workflow", "get", "planted", "-s", migrated_url, "--json", "--allow-pickle")
@@ -111,10 +111,10 @@ async def test_list_get_steps_fork_cancel_and_delete_show_and_change_stored_work
 
     # Pickled payloads are shown as stored unless --allow-pickle: decoding one runs code.
     got = json.loads(run_cli("workflow", "get", workflow_id, "-s", url, "--json").stdout)
-    assert pickle.loads(base64.b64decode(got[0]["output"])) == 12
+    assert pickle.loads(base64.b64decode(got["output"])) == 12
     trusted = ("-s", url, "--json", "--allow-pickle")
     got = json.loads(run_cli("workflow", "get", workflow_id, *trusted).stdout)
-    assert got[0]["output"] == 12
+    assert got["output"] == 12
 
     steps = json.loads(run_cli("workflow", "steps", workflow_id, *trusted).stdout)
     assert [(s["function_id"], s["output"]) for s in steps] == [(1, 6), (2, 12)]
@@ -123,14 +123,14 @@ async def test_list_get_steps_fork_cancel_and_delete_show_and_change_stored_work
     assert forked.returncode == 0, forked.stderr
     forked_id = json.loads(forked.stdout)["workflow_id"]
     forked_status = json.loads(run_cli("workflow", "get", forked_id, "-s", url, "--json").stdout)
-    assert forked_status[0]["status"] == "ENQUEUED"
-    assert forked_status[0]["forked_from"] == workflow_id
+    assert forked_status["status"] == "ENQUEUED"
+    assert forked_status["forked_from"] == workflow_id
     forked_steps = json.loads(run_cli("workflow", "steps", forked_id, "-s", url, "--json").stdout)
     assert [s["function_id"] for s in forked_steps] == [1]
 
     assert run_cli("workflow", "cancel", forked_id, "-s", url).returncode == 0
     cancelled = json.loads(run_cli("workflow", "get", forked_id, "-s", url, "--json").stdout)
-    assert cancelled[0]["status"] == "CANCELLED"
+    assert cancelled["status"] == "CANCELLED"
 
     assert run_cli("workflow", "delete", forked_id, "-s", url).returncode == 0
     missing = run_cli("workflow", "get", forked_id, "-s", url)
@@ -290,3 +290,39 @@ def _run_sql(url: str, *statements: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         for statement in statements:
             conn.execute(statement)
+
+
+async def test_gc_deletes_old_finished_workflows_and_reports_progress_and_a_summary(
+    system_database_url: str,
+) -> None:
+    url = system_database_url
+    for workflow_id, status, created in (
+        ("old-done", "SUCCESS", 1_000),
+        ("old-failed", "ERROR", 2_000),
+        ("old-pending", "PENDING", 3_000),
+        ("new-done", "SUCCESS", 4_000_000_000_000),
+    ):
+        await execute(
+            url,
+            "INSERT INTO {t}workflow_status (workflow_uuid, status, name, created_at, "
+            "updated_at, completed_at) VALUES (%s, %s, 'x', %s, %s, %s)",
+            workflow_id,
+            status,
+            created,
+            created,
+            created,
+        )
+    assert run_cli("gc", "-s", url).returncode == 2  # no bound: a usage error
+    assert run_cli("gc", "-s", url, "--keep-newest", "-1").returncode == 2
+    done = run_cli("gc", "-s", url, "--older-than", "86400", "--batch-size", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["deleted"], summary["batches"]) == (2, 3)
+    left = {row[0] for row in await query(url, "SELECT workflow_uuid FROM {t}workflow_status")}
+    assert left == {"old-pending", "new-done"}
+    cancelled = run_cli("cancel-before", "2000-01-01T00:00:00Z", "-s", url)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert cancelled.stdout.strip() == "cancelled 1 workflows"
+    assert await query(
+        url, "SELECT status FROM {t}workflow_status WHERE workflow_uuid = 'old-pending'"
+    ) == [("CANCELLED",)]

@@ -50,11 +50,11 @@ async def test_list_get_pause_resume_trigger_backfill_and_delete_a_schedule(
         untrusted["schedule_name"] == "nightly-report" and untrusted["context"] != listed["context"]
     )
     assert "Europe/Paris" in ok("schedule", "list", "-s", url)
-    assert ok("schedule", "get", "nightly-report", "-s", url, "--json")[0]["status"] == "ACTIVE"
+    assert ok("schedule", "get", "nightly-report", "-s", url, "--json")["status"] == "ACTIVE"
     ok("schedule", "pause", "nightly-report", "-s", url)
     assert ok("schedule", "list", "-S", "paused", "-s", url, "--json")[0]["status"] == "PAUSED"
     ok("schedule", "resume", "nightly-report", "-s", url)
-    assert ok("schedule", "get", "nightly-report", "-s", url, "--json")[0]["status"] == "ACTIVE"
+    assert ok("schedule", "get", "nightly-report", "-s", url, "--json")["status"] == "ACTIVE"
     triggered = ok("schedule", "trigger", "nightly-report", "-s", url, "--json")
     assert triggered["workflow_id"].startswith("sched-nightly-report-trigger-")
     filled = ok(

@@ -2,14 +2,14 @@
 
 Every database test gets a database of its own, created here with a unique name and
 dropped afterwards, so tests never see each other's rows. The server is named by
-``DBOS_TEST_DATABASE_URL`` (default: the local trust-auth cluster); where that variable
-is unset, nothing answers on the default address and a Docker daemon does, a
-testcontainers PostgreSQL is started instead.
+``DBOS_TRIO_TEST_POSTGRES_URL``, the variable the ``dbos_trio.testing`` pytest plugin
+reads too (the older ``DBOS_TEST_DATABASE_URL`` is read when it is unset); by default it
+is the local trust-auth cluster. Where neither is set, nothing answers on the default
+address and a Docker daemon does, a testcontainers PostgreSQL is started instead.
 """
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +18,8 @@ from urllib.parse import quote, urlencode
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from dbos_trio.testing.pytest_plugin import configured_postgres_url
 
 DEFAULT_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
@@ -31,7 +33,7 @@ def _answers(url: str) -> bool:
 
 
 def _container_url() -> str:
-    # Optional path: only reached without DBOS_TEST_DATABASE_URL and without a local server.
+    # Optional path: only reached without a configured URL and without a local server.
     from testcontainers.postgres import PostgresContainer
 
     container = PostgresContainer("postgres:16", driver=None)
@@ -47,7 +49,7 @@ def admin_url() -> str:
     """The URL of a database with the right to CREATE DATABASE."""
     global _resolved_admin_url
     if _resolved_admin_url is None:
-        configured = os.environ.get("DBOS_TEST_DATABASE_URL")
+        configured = configured_postgres_url()
         if configured:
             _resolved_admin_url = configured
         elif _answers(DEFAULT_ADMIN_URL):

@@ -11,7 +11,7 @@ from the repository root::
     /tmp/dbos-official/bin/pip install 'dbos==3.4.*'
     /tmp/dbos-official/bin/python tests/sysdb/snapshots/make_official_catalog.py
 
-It uses the same PostgreSQL as these tests (``DBOS_TEST_DATABASE_URL`` or the local
+It uses the same PostgreSQL as these tests (``DBOS_TRIO_TEST_POSTGRES_URL`` or the local
 trust-auth cluster) and rewrites both snapshot files.
 """
 

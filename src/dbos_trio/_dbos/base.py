@@ -17,6 +17,8 @@ class DBOSBase:
         self._config = config
         self._registry = Registry()
         self._queues: dict[str, QueueConfig] = {}
+        # register_queue's on_conflict per declared queue (engine/queue_admin.py).
+        self._queue_on_conflict: dict[str, str] = {}
         self._slot = ExecutorSlot()
         self._launching = False
 
@@ -34,10 +36,12 @@ class DBOSBase:
 
     @property
     def config(self) -> Config:
+        """The :class:`~dbos_trio.Config` this instance was made with."""
         return self._config
 
     @property
     def app_name(self) -> str:
+        """``Config.app_name``: the application name stamped on every workflow row."""
         return self._config.app_name
 
     @property

@@ -41,6 +41,7 @@ class Debouncer(Generic[P, R]):
 
     @property
     def workflow_name(self) -> str:
+        """The registered name of the workflow this debouncer starts."""
         return self._target.registered.name
 
     def debounce(

@@ -45,7 +45,11 @@ class Durable(DBOSBase):
         """Start ``fn`` in the executor's nursery; return once its row exists.
 
         Not async: inside a workflow the child's step id is taken at the call. An id that
-        exists already returns that workflow's handle (it does not run again).
+        exists already returns that workflow's handle (it does not run again); the same
+        id for another function raises :class:`~dbos_trio.DBOSConflictingWorkflowError`.
+        Cancelling the call before the row is written starts nothing; once it returned,
+        the workflow runs on whatever happens to the caller (cancel it with
+        ``cancel_workflow``). The workflow's own errors reach ``handle.get_result()``.
         """
         executor = self._require_executor("start_workflow")
         registered, call_args = resolve_workflow(fn, args)
@@ -59,7 +63,13 @@ class Durable(DBOSBase):
         return wait_first(executor, handles)
 
     async def retrieve_workflow(self, workflow_id: str) -> WorkflowHandle[Any]:
-        """A handle on an existing workflow; :class:`DBOSNonExistentWorkflowError` if none."""
+        """A handle on an existing workflow (one read, to check that it exists).
+
+        Raises :class:`~dbos_trio.DBOSNonExistentWorkflowError` if no workflow has the id.
+        Cancellation raises ``trio.Cancelled`` (nothing is written); a database failure
+        raises :class:`~dbos_trio.SystemDatabaseError` after the retries. Awaiting the
+        handle's ``get_result()`` is a separate wait with its own rules.
+        """
         validate.text(workflow_id, "workflow_id")
         executor = self._require_executor("retrieve_workflow")
         if await executor.sysdb.get_outcome(workflow_id) is None:
@@ -69,7 +79,13 @@ class Durable(DBOSBase):
     # --- durable primitives ------------------------------------------------------------
 
     def sleep(self, seconds: float) -> Coroutine[Any, Any, None]:
-        """Durable sleep (workflow only): recovery sleeps only the remainder."""
+        """Durable sleep (workflow only): recovery sleeps only the remainder.
+
+        The wake-up time is recorded (a ``DBOS.sleep`` checkpoint) before the wait, so a
+        cancelled or crashed sleep resumes, on recovery, until that same time.
+        ``seconds <= 0`` returns at once; inside a step it is a plain ``trio.sleep``;
+        outside any workflow it raises :class:`~dbos_trio.DBOSException`.
+        """
         return sleep.sleep(seconds)
 
     def send(
@@ -80,40 +96,86 @@ class Durable(DBOSBase):
         *,
         idempotency_key: str | None = None,
     ) -> Coroutine[Any, Any, None]:
-        """Send ``message`` to a workflow; a missing destination raises."""
+        """Send ``message`` to a workflow (from anywhere), on ``topic``.
+
+        A missing destination raises :class:`~dbos_trio.DBOSNonExistentWorkflowError`.
+        From a workflow body the message and its ``DBOS.send`` checkpoint commit together,
+        so a replay never sends twice; elsewhere pass ``idempotency_key`` to make retried
+        sends leave one message. Cancelled, the message was sent or it was not; a
+        database failure raises :class:`~dbos_trio.SystemDatabaseError` after the retries.
+        """
         executor = self._require_executor("send")
         return messages.send(executor, destination_id, message, topic, idempotency_key)
 
     def recv(
         self, topic: str | None = None, timeout_seconds: float = 60
     ) -> Coroutine[Any, Any, Any]:
-        """The oldest unconsumed message on ``topic`` (workflow only), or None on timeout."""
+        """The oldest unconsumed message on ``topic`` (workflow only), or None on timeout.
+
+        The deadline is durable (a ``DBOS.sleep`` checkpoint): a recovered ``recv`` keeps
+        it. Consuming the message and recording it are one transaction, so a message is
+        consumed once; a cancelled ``recv`` consumed nothing and a replay waits again.
+        Outside a workflow, or while another ``recv`` of the same workflow waits on the
+        same topic, it raises :class:`~dbos_trio.DBOSException`.
+        """
         self._require_executor("recv")
         return messages.recv(topic, timeout_seconds)
 
     def set_event(self, key: str, value: Any) -> Coroutine[Any, Any, None]:
-        """Publish ``key = value`` for the running workflow (from its body or a step)."""
+        """Publish ``key = value`` for the running workflow (from its body or a step).
+
+        The latest value wins; each one is kept in the event's history. From a body the
+        write and its ``DBOS.setEvent`` checkpoint commit together (a replay does not write
+        again); cancelled, it happened or it did not. Outside a workflow it raises
+        :class:`~dbos_trio.DBOSException`.
+        """
         self._require_executor("set_event")
         return events.set_event(key, value)
 
     def get_event(
         self, workflow_id: str, key: str, timeout_seconds: float = 60
     ) -> Coroutine[Any, Any, Any]:
-        """The latest value of a workflow's event, waiting up to the timeout; None if unset."""
+        """The latest value of a workflow's event, waiting up to the timeout; None if unset.
+
+        Callable from anywhere; from a workflow body the answer (or the timeout) is a
+        checkpoint, so a replay returns it again. Cancellation raises ``trio.Cancelled``
+        and records nothing; a database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries.
+        """
         executor = self._require_executor("get_event")
         return events.get_event(executor, workflow_id, key, timeout_seconds)
 
     def write_stream(self, key: str, value: Any) -> Coroutine[Any, Any, None]:
-        """Append ``value`` to the running workflow's stream ``key`` (body or step)."""
+        """Append ``value`` to the running workflow's stream ``key`` (body or step).
+
+        Outside a workflow it raises :class:`~dbos_trio.DBOSException`. The append and, from
+        a body, its ``DBOS.writeStream`` checkpoint are one statement: a cancelled call
+        (``trio.Cancelled``) appended and recorded the value or did neither, so a replay
+        never appends twice. A value the serializer cannot encode raises before anything
+        is written; a database failure raises :class:`~dbos_trio.SystemDatabaseError`
+        after the retries, and an execution that no longer owns its workflow raises
+        :class:`~dbos_trio.DBOSWorkflowConflictIDError`.
+        """
         self._require_executor("write_stream")
         return streams.write_stream(key, value)
 
     def close_stream(self, key: str) -> Coroutine[Any, Any, None]:
-        """Close the running workflow's stream ``key``: readers stop after its last value."""
+        """Close the running workflow's stream ``key``: readers stop after its last value.
+
+        Appends the close marker that every SDK's reader recognises; cancellation and
+        errors are as for :meth:`write_stream` (the close happened, checkpoint included,
+        or it did not). A stream is also ended for readers once its workflow finishes.
+        """
         self._require_executor("close_stream")
         return streams.close_stream(key)
 
     def read_stream(self, workflow_id: str, key: str) -> AsyncIterator[Any]:
-        """``async for value in dbos.read_stream(id, key)``: values in order until the end."""
+        """``async for value in dbos.read_stream(id, key)``: values in order until the end.
+
+        The end is the stream's close, or its writer finishing with every value read. A
+        missing workflow raises :class:`~dbos_trio.DBOSNonExistentWorkflowError`. From a
+        workflow body each value is a ``DBOS.readStream`` checkpoint (a replay yields the
+        same values). Cancelling the loop loses nothing: read again from the start.
+        """
         executor = self._require_executor("read_stream")
         return streams.read_stream(executor, workflow_id, key)

@@ -8,6 +8,7 @@ from typing import Self
 
 import trio
 
+from .._config import require_optional_seconds
 from .._errors import DBOSException
 from ..core.ending import collapse
 from ..engine.launch import open_executor
@@ -16,7 +17,7 @@ from .base import DBOSBase
 
 class Lifecycle(DBOSBase):
     @asynccontextmanager
-    async def launched(self) -> AsyncIterator[Self]:
+    async def launched(self, *, drain_seconds: float | None = None) -> AsyncIterator[Self]:
         """Launch for the duration of the block; on exit cancel, await, then close.
 
         Launch connects, migrates (or verifies), registers the application version,
@@ -26,14 +27,28 @@ class Lifecycle(DBOSBase):
         as itself (a group holding a single exception is unwrapped here); workflows
         interrupted by the exit — normal, error or cancellation — stay PENDING and are
         recovered by the next launch.
+
+        ``drain_seconds`` (default ``Config.shutdown_drain_seconds``; None: no drain) makes
+        the exit graceful: claiming stops, and the workflows running here get up to that
+        long (Trio clock) to finish before the rest are cancelled and stay PENDING. Only a
+        block that leaves (returns or raises) drains: cancelling it from outside cancels
+        its workflows at once too (see the SIGTERM recipe in ``docs/operations.md``,
+        which leaves the block on the signal). A bad value raises
+        :class:`~dbos_trio.DBOSConfigError` before anything connects.
         """
+        require_optional_seconds(drain_seconds, "launched drain_seconds")
         if self._slot.executor is not None or self._launching:
             raise DBOSException("this DBOS instance is already launched")
         self._launching = True
         collapsed: BaseException | None = None
         try:
             async with open_executor(
-                self._config, self._registry, list(self._queues.values()), self._slot
+                self._config,
+                self._registry,
+                list(self._queues.values()),
+                self._slot,
+                drain_seconds=drain_seconds,
+                queue_conflicts=dict(self._queue_on_conflict),
             ):
                 yield self
         except BaseExceptionGroup as group:

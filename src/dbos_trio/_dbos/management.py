@@ -48,13 +48,24 @@ class Management(DBOSBase):
         )
 
     async def list_queues(self) -> list[Queue]:
-        """The queues of this application (and unclaimed ones), as stored."""
+        """The queues of this application (and unclaimed ones), as stored.
+
+        One read. Cancellation raises ``trio.Cancelled`` and nothing changes; a database
+        failure is retried as every system-database call is (``Config.database_retry_limit``)
+        and then raises :class:`~dbos_trio.SystemDatabaseError`. Before launch:
+        :class:`~dbos_trio.DBOSNotLaunchedError`.
+        """
         executor = self._require_executor("list_queues")
         stored = await executor.sysdb.list_queues(self.app_name)
         return [Queue(self._slot, config) for config in stored]
 
     async def retrieve_queue(self, name: str) -> Queue | None:
-        """The stored queue called ``name``, or None."""
+        """The stored queue called ``name``, or None if no queue has that name.
+
+        One read, as :meth:`list_queues` (cancellation changes nothing; a database failure
+        raises :class:`~dbos_trio.SystemDatabaseError` after the retries). A ``name`` that
+        is not a storable string raises :class:`~dbos_trio.DBOSInvalidArgumentError` first.
+        """
         validate.text(name, "name")
         executor = self._require_executor("retrieve_queue")
         config = await executor.sysdb.get_queue(name)
@@ -75,7 +86,16 @@ class Management(DBOSBase):
     # --- introspection -----------------------------------------------------------------
 
     def get_workflow_status(self, workflow_id: str) -> Coroutine[Any, Any, WorkflowStatus | None]:
-        """The workflow's status row, decoded; None if there is no such workflow."""
+        """The workflow's status row, decoded; None if there is no such workflow.
+
+        A payload this process cannot decode (a class it lacks, a pickle refused with
+        ``allow_pickle=False``) is returned as its stored string, not raised. From a
+        workflow body the answer is a ``DBOS.getStatus`` checkpoint (a replay returns it
+        again); its step id is taken at the call, so this is not ``async`` but returns the
+        coroutine to await. Cancellation raises ``trio.Cancelled`` and records nothing (a
+        replay asks again); a database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries.
+        """
         validate.text(workflow_id, "workflow_id")
         executor = self._require_executor("get_workflow_status")
 
@@ -98,7 +118,19 @@ class Management(DBOSBase):
 
     def list_workflows(self, **filters: Any) -> Coroutine[Any, Any, list[WorkflowStatus]]:
         """This application's workflows (and unclaimed ones) matching the ``dbos`` 3.4
-        filters, oldest first; an unknown filter raises :class:`DBOSException`."""
+        filters, oldest first.
+
+        Only rows whose ``application_name`` is this app's (or empty) are listed; the CLI
+        lists every application's, and so does
+        :meth:`Client.list_workflows <dbos_trio.Client.list_workflows>` of a client with
+        no ``app_name``. Filters are the official SDK's keyword arguments (``status``,
+        ``name``, ``start_time``, ``limit``, ``sort_desc``, ...); an unknown one raises
+        :class:`~dbos_trio.DBOSException` and a bad value
+        :class:`~dbos_trio.DBOSInvalidArgumentError`, before anything is read. From a
+        workflow body the answer is a ``DBOS.listWorkflows`` checkpoint. Cancellation
+        raises ``trio.Cancelled`` and records nothing; a database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries.
+        """
         return self._list_workflows("list_workflows", "DBOS.listWorkflows", filters)
 
     def _list_workflows(
@@ -118,7 +150,14 @@ class Management(DBOSBase):
     def cancel_workflow(
         self, workflow_id: str, *, cancel_children: bool = False
     ) -> Coroutine[Any, Any, None]:
-        """Cancel a workflow; one running here stops at once, elsewhere at its next checkpoint."""
+        """Cancel a workflow; one running here stops at once, elsewhere at its next checkpoint.
+
+        The row becomes CANCELLED (a finished or missing workflow is left alone); with
+        ``cancel_children`` its descendants too, one generation per statement, so a
+        cancelled call may leave later generations running (call again: it is
+        idempotent). Its awaiters get :class:`~dbos_trio.DBOSAwaitedWorkflowCancelledError`.
+        From a workflow body the call is a ``DBOS.cancelWorkflow`` checkpoint.
+        """
         validate.text(workflow_id, "workflow_id")
         validate.boolean(cancel_children, "cancel_children")
         executor = self._require_executor("cancel_workflow")
@@ -133,7 +172,14 @@ class Management(DBOSBase):
     def resume_workflow(
         self, workflow_id: str, *, queue_name: str | None = None
     ) -> Coroutine[Any, Any, WorkflowHandle[Any]]:
-        """Re-enqueue an unfinished workflow; it continues after its last checkpoint."""
+        """Re-enqueue an unfinished workflow; it continues after its last checkpoint.
+
+        Any status but SUCCESS and ERROR is resumed (CANCELLED and dead-lettered ones
+        included; recovery attempts reset), on ``queue_name`` or the internal queue. A
+        missing id raises :class:`~dbos_trio.DBOSNonExistentWorkflowError`. One statement:
+        a cancelled call resumed it or did not. From a workflow body the call is a
+        ``DBOS.resumeWorkflow`` checkpoint.
+        """
         validate.text(workflow_id, "workflow_id")
         validate.optional_text(queue_name, "queue_name")
         executor = self._require_executor("resume_workflow")
@@ -157,7 +203,15 @@ class Management(DBOSBase):
         application_version: str | None = None,
         queue_name: str | None = None,
     ) -> Coroutine[Any, Any, WorkflowHandle[Any]]:
-        """A new workflow that replays the steps before ``start_step`` and re-runs the rest."""
+        """A new workflow that replays the steps before ``start_step`` and re-runs the rest.
+
+        The original's recorded steps before ``start_step`` are copied to the new one, which
+        is enqueued (on ``queue_name``, else the internal queue) under an enclosing
+        ``SetWorkflowID``'s id or a fresh one. A missing original raises
+        :class:`~dbos_trio.DBOSNonExistentWorkflowError`. The copy and the new row are one
+        transaction: a cancelled call forked or did not. From a workflow body the call is a
+        checkpoint (a replay returns the same fork).
+        """
         validate.text(workflow_id, "workflow_id")
         validate.integer(start_step, "start_step", low=1, high=validate.INT32_MAX)
         validate.optional_text(application_version, "application_version")
@@ -183,7 +237,14 @@ class Management(DBOSBase):
     def delete_workflow(
         self, workflow_id: str, *, delete_children: bool = False
     ) -> Coroutine[Any, Any, None]:
-        """Delete the workflow's rows (and with ``delete_children``, its descendants')."""
+        """Delete the workflow's rows (and with ``delete_children``, its descendants').
+
+        Its status, inputs, steps, messages, events and streams go in one statement: a
+        cancelled call (``trio.Cancelled``) has deleted all of them or none. Deleting a
+        workflow that does not exist does nothing. From a workflow body the call is a
+        ``DBOS.deleteWorkflow`` checkpoint. A database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries.
+        """
         validate.text(workflow_id, "workflow_id")
         validate.boolean(delete_children, "delete_children")
         executor = self._require_executor("delete_workflow")

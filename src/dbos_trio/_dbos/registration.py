@@ -8,6 +8,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, cast, overload
 
+from .. import aio
 from .._errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
 from .._queue import Queue
 from .._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
@@ -15,6 +16,7 @@ from ..core import validate
 from ..core.admission import QueueConfig, RateLimit, validate_queue
 from ..core.retry import RetryPolicy
 from ..engine import children
+from ..engine.queue_admin import OnConflict, check_on_conflict
 from ..engine.step import StepOptions, run_step
 from .base import DBOSBase
 
@@ -100,12 +102,17 @@ class Registration(DBOSBase):
         backoff_rate: float = 2.0,
         should_retry: Callable[[BaseException], bool] | None = None,
         timeout_seconds: float | None = None,
+        asyncio: bool = False,
     ) -> StepDecorator:
         """Make a function a checkpointed step (``async def`` in-task, ``def`` in a thread).
 
         Inside a workflow a step runs once and its value or final error is checkpointed;
         cancellation while it runs records nothing (a later execution runs it again).
         Outside a workflow, and inside another step, it is a plain call.
+
+        ``asyncio=True`` runs an asyncio-flavoured ``async def`` (aiohttp, ...) on a
+        trio-asyncio loop, cancellation mapped both ways (see :mod:`dbos_trio.aio`); it
+        needs the ``dbos-trio[asyncio]`` extra (``ImportError`` naming it otherwise).
         """
         validate.optional_text(name, "step name")
         validate.boolean(retries_allowed, "retries_allowed")
@@ -114,13 +121,15 @@ class Registration(DBOSBase):
         if validate.number(backoff_rate, "backoff_rate") <= 0:
             raise DBOSInvalidArgumentError(f"backoff_rate must be > 0, not {backoff_rate!r}")
         validate.optional_seconds(timeout_seconds, "timeout_seconds", positive=True)
+        validate.boolean(asyncio, "asyncio")
         if should_retry is not None and not callable(should_retry):
             raise DBOSArgumentTypeError(f"should_retry must be callable, not {should_retry!r}")
         policy = RetryPolicy(retries_allowed, max_attempts, interval_seconds, backoff_rate)
         self._registry.check_registration_allowed("a step")
 
         def decorate(func: Callable[P, Any]) -> Callable[P, Coroutine[Any, Any, Any]]:
-            is_async = inspect.iscoroutinefunction(func)
+            body = aio.as_trio(func) if asyncio else func
+            is_async = inspect.iscoroutinefunction(body)
             if timeout_seconds is not None and not is_async:
                 raise DBOSException(
                     f"step {func.__qualname__}: timeout_seconds needs an async def step"
@@ -135,7 +144,7 @@ class Registration(DBOSBase):
             @functools.wraps(func)
             def run_as_step(*args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, Any]:
                 # Not async: the step id is taken at the call (see run_step).
-                return run_step(options, func, is_async, args, kwargs)
+                return run_step(options, body, is_async, args, kwargs)
 
             return run_as_step
 
@@ -152,9 +161,16 @@ class Registration(DBOSBase):
         partition_worker_concurrency: int | None = None,
         partition_limiter: RateLimit | None = None,
         polling_interval_sec: float = 1.0,
+        on_conflict: OnConflict = "update_if_latest_version",
     ) -> Queue:
         """Declare a queue (before launch); it is upserted into the ``queues`` table at
-        launch. A bad value raises ``ValueError`` here, before anything is written."""
+        launch. A bad value raises ``ValueError`` here, before anything is written.
+
+        ``on_conflict`` decides what an existing row becomes, as in the official SDK:
+        ``"update_if_latest_version"`` (the default) overwrites it only when this launch
+        runs the latest application version, ``"always_update"`` always, ``"never_update"``
+        never; a row of another application raises at launch in every mode."""
+        check_on_conflict(on_conflict)
         self._registry.check_registration_allowed(f"queue {name!r}")
         config = QueueConfig(
             name=name,
@@ -169,4 +185,5 @@ class Registration(DBOSBase):
         )
         validate_queue(config)
         self._queues[name] = config
+        self._queue_on_conflict[name] = on_conflict
         return Queue(self._slot, config)

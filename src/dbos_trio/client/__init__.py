@@ -30,11 +30,24 @@ from .base import ClientWorkflowHandle
 from .debouncing import ClientDebouncer, ClientDebouncing
 from .management import ClientManagement
 from .messaging import ClientMessaging
+from .operations import ClientOperations
 from .options import EnqueueOptions
+from .queues import ClientQueue, ClientQueues
 from .schedules import ClientSchedules
+from .transactional import ClientTransactional
+from .versions import ClientVersions
 
 
-class Client(ClientMessaging, ClientManagement, ClientSchedules, ClientDebouncing):
+class Client(
+    ClientMessaging,
+    ClientManagement,
+    ClientSchedules,
+    ClientDebouncing,
+    ClientVersions,
+    ClientOperations,
+    ClientTransactional,
+    ClientQueues,
+):
     """A connection to a system database for enqueueing, messaging and managing workflows.
 
     ``async with Client(url, app_name="orders") as client:`` connects, verifies the schema
@@ -51,15 +64,23 @@ class Client(ClientMessaging, ClientManagement, ClientSchedules, ClientDebouncin
 
     Like an executor, a client retries a transient database failure (a lost connection, a
     restarting server) until the database is back, unless ``database_retry_limit`` bounds
-    it; ``direct_database_url``, ``prepared_statements`` and ``allow_pickle`` (False: refuse
-    to read ``py_pickle`` payloads, which run code of whoever wrote them) are as in
+    it; ``direct_database_url``, ``prepared_statements``, ``allow_pickle`` (False: refuse
+    to read ``py_pickle`` payloads, which run code of whoever wrote them),
+    ``statement_timeout`` and ``idle_in_transaction_session_timeout`` are as in
     :class:`~dbos_trio.Config`.
 
     Entering the block raises :class:`~dbos_trio.DBOSInitializationError` if the database
     cannot be opened (:class:`~dbos_trio.sysdb.errors.SystemDatabaseUnreachable` when no
     connection could be made) or its schema is not migrated; cancellation while entering
     closes whatever was opened. No error, log line or ``repr`` shows the URL's password.
+
+    Every method: each transaction it makes commits whole or not at all, so cancelling a
+    call (``trio.Cancelled``) never leaves half a write; a bad argument raises
+    :class:`~dbos_trio.DBOSInvalidArgumentError` (or ``DBOSArgumentTypeError``) before
+    anything is written; a database failure raises
+    :class:`~dbos_trio.SystemDatabaseError` once the retries run out; a call outside the
+    ``async with`` block raises :class:`~dbos_trio.DBOSException`.
     """
 
 
-__all__ = ["Client", "ClientDebouncer", "ClientWorkflowHandle", "EnqueueOptions"]
+__all__ = ["Client", "ClientDebouncer", "ClientQueue", "ClientWorkflowHandle", "EnqueueOptions"]

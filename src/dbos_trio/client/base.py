@@ -55,6 +55,8 @@ class ClientBase:
         direct_database_url: str | None = None,
         prepared_statements: bool = True,
         allow_pickle: bool = True,
+        statement_timeout: float | None = 30.0,
+        idle_in_transaction_session_timeout: float | None = 60.0,
     ) -> None:
         # The same rules as Config's, before anything connects.
         if database_url is None:
@@ -72,6 +74,12 @@ class ClientBase:
         require_database_url(direct_database_url, "Client direct_database_url")
         require_bool(prepared_statements, "Client prepared_statements")
         require_bool(allow_pickle, "Client allow_pickle")
+        require_optional_seconds(statement_timeout, "Client statement_timeout")
+        require_optional_seconds(
+            idle_in_transaction_session_timeout, "Client idle_in_transaction_session_timeout"
+        )
+        self._statement_timeout = statement_timeout
+        self._idle_in_transaction_timeout = idle_in_transaction_session_timeout
         self._url = database_url
         self._schema = schema
         self._app_name = app_name
@@ -96,6 +104,7 @@ class ClientBase:
 
     @property
     def app_name(self) -> str | None:
+        """The application this client acts for (None: every application's rows)."""
         return self._app_name
 
     # --- lifetime --------------------------------------------------------------------
@@ -118,6 +127,8 @@ class ClientBase:
                     retry=self._retry,
                     direct_url=self._direct_url,
                     prepared_statements=self._prepared_statements,
+                    statement_timeout=self._statement_timeout,
+                    idle_in_transaction_timeout=self._idle_in_transaction_timeout,
                 )
             except DBOSInitializationError as error:
                 # Same class (a SystemDatabaseUnreachable stays one), scrubbed once more

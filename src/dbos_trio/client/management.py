@@ -21,7 +21,12 @@ class ClientManagement(ClientBase):
     # --- handles and management ------------------------------------------------------
 
     async def retrieve_workflow(self, workflow_id: str) -> ClientWorkflowHandle[Any]:
-        """A handle on an existing workflow (``DBOSNonExistentWorkflowError`` if none)."""
+        """A handle on an existing workflow (one read, to check that it exists).
+
+        Raises :class:`~dbos_trio.DBOSNonExistentWorkflowError` if no workflow has the id.
+        Cancellation raises ``trio.Cancelled`` and writes nothing; a database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries (``database_retry_limit``).
+        """
         validate.text(workflow_id, "workflow_id")
         runtime = self._require("retrieve_workflow")
         if await runtime.sysdb.get_outcome(workflow_id) is None:
@@ -29,6 +34,12 @@ class ClientManagement(ClientBase):
         return self._handle(workflow_id)
 
     async def get_workflow_status(self, workflow_id: str) -> WorkflowStatus | None:
+        """The workflow's status row, decoded; None if there is no such workflow.
+
+        A payload this process cannot decode is returned as its stored string. One read:
+        cancellation raises ``trio.Cancelled``; a database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries.
+        """
         validate.text(workflow_id, "workflow_id")
         runtime = self._require("get_workflow_status")
         row = await runtime.sysdb.get_workflow(workflow_id)
@@ -41,6 +52,14 @@ class ClientManagement(ClientBase):
     async def cancel_workflows(
         self, workflow_ids: Sequence[str], *, cancel_children: bool = False
     ) -> None:
+        """Cancel every listed workflow that is not finished (and, with
+        ``cancel_children``, their descendants, one generation per statement).
+
+        Each one stops at its next checkpoint wherever it runs; finished or missing ids are
+        left alone. Cancelling the call (``trio.Cancelled``) may leave a later generation
+        of children uncancelled: call again, it is idempotent. A database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries.
+        """
         workflow_ids = validate.texts(workflow_ids, "workflow_ids")
         validate.boolean(cancel_children, "cancel_children")
         runtime = self._require("cancel_workflows")
@@ -57,6 +76,14 @@ class ClientManagement(ClientBase):
     async def resume_workflows(
         self, workflow_ids: Sequence[str], *, queue_name: str | None = None
     ) -> list[ClientWorkflowHandle[Any]]:
+        """Re-enqueue unfinished workflows (recovery attempts reset) on ``queue_name``
+        or the internal queue; they continue after their last checkpoint.
+
+        Raises :class:`~dbos_trio.DBOSNonExistentWorkflowError` naming the first id that
+        does not exist, before any is resumed; the rest is one statement, so a cancelled
+        call (``trio.Cancelled``) resumed all of them or none. A database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries.
+        """
         workflow_ids = validate.texts(workflow_ids, "workflow_ids")
         validate.optional_text(queue_name, "queue_name")
         runtime = self._require("resume_workflows")
@@ -65,6 +92,12 @@ class ClientManagement(ClientBase):
         return [self._handle(workflow_id) for workflow_id in ids]
 
     async def delete_workflow(self, workflow_id: str, *, delete_children: bool = False) -> None:
+        """Delete the workflow's rows (and with ``delete_children``, its descendants').
+
+        One statement: a cancelled call (``trio.Cancelled``) deleted everything or nothing;
+        a missing id is not an error. A database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries.
+        """
         validate.text(workflow_id, "workflow_id")
         validate.boolean(delete_children, "delete_children")
         runtime = self._require("delete_workflow")
@@ -149,6 +182,11 @@ class ClientManagement(ClientBase):
         Scoped like the official client: without an ``application_name`` filter, to the
         client's application plus unclaimed rows (every row for a nameless client, and for
         a lookup by ``workflow_ids``); with one, to that application plus unclaimed rows.
+
+        An unknown filter raises :class:`~dbos_trio.DBOSException`, a bad value
+        :class:`~dbos_trio.DBOSInvalidArgumentError`, before anything is read. One read:
+        cancellation raises ``trio.Cancelled``; a database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries.
         """
         runtime = self._require("list_workflows")
         query = _client_filters(runtime, filters)

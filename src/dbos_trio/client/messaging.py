@@ -22,6 +22,7 @@ from ..engine.rows import Placement, Writer, new_row
 from ..engine.sleep import check_seconds
 from ..engine.start import check_same_workflow
 from ..engine.streams import is_end
+from ..engine.telemetry import ambient_carrier_attributes
 from ..sysdb.wakeups import stream_key
 from .base import ClientBase, ClientWorkflowHandle
 from .options import EnqueueOptions, SerializationChoice, payload_format
@@ -41,6 +42,8 @@ class ClientMessaging(ClientBase):
         already held on the queue raises :class:`DBOSQueueDeduplicatedError`, or with
         ``duplication_policy="return-existing"`` returns the holder's handle. An existing
         ``workflow_id`` returns that workflow's handle (if it names the same function).
+        The row is one insert: a cancelled call enqueued the workflow or did not (retry
+        it with the same ``workflow_id`` to be sure of one).
         """
         runtime = self._require("enqueue")
         if not isinstance(options, EnqueueOptions):
@@ -87,6 +90,7 @@ class ClientMessaging(ClientBase):
             authenticated_roles=json.dumps(list(options.authenticated_roles))
             if options.authenticated_roles
             else None,
+            attributes=ambient_carrier_attributes(),
         )
         init = await insert_queued(runtime, new, None, options.duplication_policy)
         if isinstance(init, str):
@@ -116,7 +120,9 @@ class ClientMessaging(ClientBase):
     ) -> None:
         """Send ``message`` to a workflow (missing destination: ``DBOSNonExistentWorkflowError``).
 
-        With an ``idempotency_key`` any number of sends leave one message.
+        With an ``idempotency_key`` any number of sends leave one message, so a send
+        cancelled or failed midway can be retried safely; without one, a retry after an
+        unknown outcome may deliver the message twice.
         """
         validate.text(destination_id, "destination_id")
         validate.optional_text(topic, "topic")

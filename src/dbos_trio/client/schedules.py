@@ -90,15 +90,23 @@ class ClientSchedules(ClientBase):
         return await schedules.listing(runtime, filters)
 
     async def get_schedule(self, name: str) -> WorkflowSchedule | None:
+        """The stored schedule called ``name``, or None (one read; cancellation writes
+        nothing, a database failure raises :class:`~dbos_trio.SystemDatabaseError`)."""
         return await schedules.get(self._require("get_schedule"), name)
 
     async def delete_schedule(self, name: str) -> None:
+        """Delete the schedule (a missing one is not an error); runs it already enqueued
+        stay. One statement: cancelled, it happened or it did not."""
         await schedules.delete(self._require("delete_schedule"), name)
 
     async def pause_schedule(self, name: str) -> None:
+        """Stop the schedule firing until :meth:`resume_schedule`; executors see the change
+        at their next poll of the schedules table. One statement."""
         await schedules.set_status(self._require("pause_schedule"), name, PAUSED)
 
     async def resume_schedule(self, name: str) -> None:
+        """Let a paused schedule fire again: ticks while paused are skipped unless it has
+        ``automatic_backfill`` (or see :meth:`backfill_schedule`). One statement."""
         await schedules.set_status(self._require("resume_schedule"), name, ACTIVE)
 
     async def backfill_schedule(

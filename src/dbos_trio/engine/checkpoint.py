@@ -170,6 +170,20 @@ async def checkpointed(
     """
     if slot is None:
         return await operation()
+    tracing = slot.executor.tracing
+    if tracing is None:
+        return await _checkpointed(slot, operation, records_itself, record_errors, what)
+    with tracing.operation_span(slot.name, slot.ctx.workflow_id):
+        return await _checkpointed(slot, operation, records_itself, record_errors, what)
+
+
+async def _checkpointed(
+    slot: Slot,
+    operation: Callable[[], Awaitable[T]],
+    records_itself: bool,
+    record_errors: bool | tuple[type[Exception], ...],
+    what: str | None,
+) -> T:
     await slot.placed()
     recorded = slot.recorded()
     executor = slot.executor

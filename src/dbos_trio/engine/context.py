@@ -51,7 +51,9 @@ class WorkflowContext:
     finishers: dict[object, Callable[[], Awaitable[None]]] = attrs.field(factory=dict)
 
     def place(self, ticket: Ticket) -> None:
-        """Give ``ticket`` the next ids of the counter."""
+        """Give ``ticket`` the next ids of the counter (as many as it decides to take)."""
+        if ticket.decide is not None:
+            ticket.count = ticket.decide(self.last_function_id + 1)
         ticket.place(self.last_function_id + 1)
         self.last_function_id += ticket.count
 

@@ -45,6 +45,7 @@ from .start import (
     workflow_format,
     writer_of,
 )
+from .telemetry import carrier_attributes
 
 if TYPE_CHECKING:
     from .executor import Executor
@@ -199,6 +200,8 @@ class _Debounce:
             placement=Placement(queue_name=self.queue, deduplication_id=self.key_id),
             timeout_ms=timeout_ms,
             parent_workflow_id=None if self.parent is None else self.parent.workflow_id,
+            # The first bounce's trace: the one that created the row.
+            attributes=carrier_attributes(executor.tracing),
         )
         new = attrs.evolve(
             new,

@@ -108,6 +108,8 @@ async def dispatch(executor: Executor, claimed: ClaimedWorkflow, owner_xid: str)
             workflow_id, claimed.recovery_attempts, executor.clock.now_ms()
         )
         if parked:
+            if executor.metrics is not None:
+                executor.metrics.dead_lettered(claimed.name)
             logger.warning(
                 "workflow %s exceeded %d recovery attempts: parked as "
                 "MAX_RECOVERY_ATTEMPTS_EXCEEDED",
@@ -157,7 +159,19 @@ async def dispatch(executor: Executor, claimed: ClaimedWorkflow, owner_xid: str)
         kwargs=kwargs,
         replaying=True,
         recorded=claimed.steps,
+        queue_name=claimed.queue_name,
     )
+    if claimed.recovery_attempts > 1:
+        logger.info(
+            "recovering workflow %s (%s): dispatch %d",
+            workflow_id,
+            claimed.name,
+            claimed.recovery_attempts,
+        )
+    metrics = executor.metrics
+    if metrics is not None:
+        waited = max(0, executor.clock.now_ms() - claimed.created_at) / 1000
+        metrics.dispatched(claimed.queue_name, waited, recovered=claimed.recovery_attempts > 1)
     execution = executor.begin_local(workflow_id, owner_xid)
     executor.running.add(claimed.queue_name, claimed.partition_key)
     executor.spawn(_run_holding_slot, executor, plan, execution, claimed)

@@ -33,6 +33,7 @@ from .management import cancel_workflows
 from .options import options_cleared
 from .outcomes import raise_or_return, wait_for_outcome
 from .start import ExecutionPlan, workflow_format
+from .telemetry import carrier_of
 from .timeouts import cancel_expired
 
 if TYPE_CHECKING:
@@ -48,9 +49,34 @@ async def execute(executor: Executor, plan: ExecutionPlan, execution: LocalExecu
     system-database failure) propagates without recording anything.
     """
     try:
-        return await _execute(executor, plan, execution)
+        if executor.tracing is None and executor.metrics is None:
+            return await _execute(executor, plan, execution)
+        return await _observed(executor, plan, execution)
     finally:
         executor.end_local(execution)
+
+
+async def _observed(executor: Executor, plan: ExecutionPlan, execution: LocalExecution) -> Any:
+    """:func:`_execute` in its workflow span, counted (only while tracing or metrics are
+    on). A row dequeued or recovered here brings the carrier persisted with it."""
+    name = plan.registered.name
+    metrics = executor.metrics
+    if metrics is not None:
+        metrics.workflow_started(name)
+    tracing = executor.tracing
+    try:
+        if tracing is None:
+            result = await _execute(executor, plan, execution)
+        else:
+            carrier = plan.carrier
+            if carrier is None and plan.replaying:
+                carrier = carrier_of(await executor.sysdb.workflow_attributes(plan.workflow_id))
+            with tracing.workflow_span(name, plan.workflow_id, plan.queue_name, carrier):
+                result = await _execute(executor, plan, execution)
+    finally:
+        if metrics is not None and execution.outcome is not None:
+            metrics.workflow_ended(name, execution.outcome.status)
+    return result
 
 
 async def run_detached(executor: Executor, plan: ExecutionPlan, execution: LocalExecution) -> None:

@@ -31,6 +31,7 @@ from ..core.admission import RunningCounts
 from ..sysdb.protocol import SystemDatabase
 from ..sysdb.records import INTERNAL_QUEUE, Outcome
 from ..sysdb.wakeups import outcome_key
+from .telemetry import Metrics, Tracing
 
 
 @attrs.define(eq=False)
@@ -140,6 +141,12 @@ class Executor(Runtime):
         self.quarantined: set[str] = set()
         # None: the engine's own intervals; else the spacing of background work (tests).
         self.background_interval = background_interval
+        # Observability hooks, set at launch when Config turns them on (see .telemetry).
+        self.tracing: Tracing | None = None
+        self.metrics: Metrics | None = None
+        # Cancel scopes of the tasks that start work (dequeue supervisor, orphan sweep):
+        # a graceful drain cancels them first (engine/drain.py).
+        self.claimers: list[trio.CancelScope] = []
 
     @property
     def app_name(self) -> str:

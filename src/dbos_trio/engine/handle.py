@@ -39,16 +39,23 @@ class StoredWorkflowHandle(Generic[R]):
 
     @property
     def workflow_id(self) -> str:
+        """The id of the workflow this handle refers to."""
         return self._workflow_id
 
     def get_workflow_id(self) -> str:
+        """The id of the workflow this handle refers to (the official SDK's spelling)."""
         return self._workflow_id
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._workflow_id!r})"
 
     async def get_status(self) -> WorkflowStatus:
-        """The workflow's current status row (raises if the workflow no longer exists)."""
+        """The workflow's current status row, read now.
+
+        Raises :class:`~dbos_trio.DBOSNonExistentWorkflowError` if the workflow was
+        deleted. One read: cancellation changes nothing; a database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries.
+        """
         row = await self._runtime.sysdb.get_workflow(self._workflow_id)
         if row is None:
             raise DBOSNonExistentWorkflowError("target", self._workflow_id)
@@ -76,6 +83,11 @@ class WorkflowHandle(StoredWorkflowHandle[R]):
 
         From a workflow body the wait is a ``DBOS.getResult`` checkpoint; a workflow running
         in this process is awaited through its event, anything else by polling.
+        A CANCELLED workflow raises :class:`~dbos_trio.DBOSAwaitedWorkflowCancelledError`
+        (cancelled, or its timeout expired), a dead-lettered one
+        :class:`~dbos_trio.DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded`, a deleted one
+        :class:`~dbos_trio.DBOSNonExistentWorkflowError`. Cancelling the wait does not
+        touch the workflow.
         """
         slot = checkpoint.reserve(GET_RESULT)
         if slot is not None:

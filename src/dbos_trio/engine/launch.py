@@ -21,10 +21,11 @@ Launch order, and why:
    once its row was cancelled or re-owned elsewhere). Before them (after recovery),
    **apply the declared schedules** (``@dbos.scheduled``) and start the scheduler.
 
-Shutdown mirrors it: cancel the nursery, await every task in it (a task cancelled
-mid-checkpoint finishes its shielded cleanup on a live pool, and a workflow interrupted
-this way stays PENDING for the next launch), then close the datasources and the system
-database (flushing the notifier), then thaw the registry.
+Shutdown mirrors it (after an optional drain, :mod:`.drain`: claiming stops and running
+workflows get ``drain_seconds`` to finish): cancel the nursery, await every task in it
+(a task cancelled mid-checkpoint finishes its shielded cleanup on a live pool, and a
+workflow interrupted this way stays PENDING for the next launch), then close the
+datasources and the system database (flushing the notifier), then thaw the registry.
 """
 
 from __future__ import annotations
@@ -47,8 +48,21 @@ from ..sysdb.open import open_system_database
 from ..sysdb.protocol import SystemDatabase
 from ..sysdb.retry import EXECUTOR_POLICY
 from ..sysdb.wakeups import WakeupRegistry
-from . import dequeue, orphans, queues, recovery, scheduler, timeouts, watch
+from . import (
+    adoption,
+    dequeue,
+    drain,
+    orphans,
+    queues,
+    recovery,
+    retention,
+    scheduler,
+    timeouts,
+    versions,
+    watch,
+)
 from .executor import Executor, ExecutorSlot
+from .pacing import default_background_interval
 
 logger = logging.getLogger("dbos_trio")
 
@@ -78,6 +92,9 @@ async def open_executor(
     registry: Registry,
     declared_queues: list[QueueConfig],
     slot: ExecutorSlot | None = None,
+    *,
+    drain_seconds: float | None = None,
+    queue_conflicts: dict[str, str] | None = None,
 ) -> AsyncIterator[Executor]:
     """Launch an executor for the block; shut it down (cancel, await, close) on exit.
 
@@ -86,14 +103,22 @@ async def open_executor(
     slot.
 
     Errors at launch propagate (nothing is left open); cancellation of the block is the
-    normal way to stop, and interrupted workflows stay PENDING for the next launch.
+    normal way to stop, and interrupted workflows stay PENDING for the next launch. With
+    ``drain_seconds`` (else ``config.shutdown_drain_seconds``) the exit first drains
+    (:mod:`.drain`): no new claims, running workflows get up to that long to finish.
     """
+    if drain_seconds is None:
+        drain_seconds = config.shutdown_drain_seconds
     identity = resolve_identity(config, registry.all())
     registry.freeze()
     try:
-        settings = launch_settings.get() or LaunchSettings()
+        database_url = config.resolved_database_url()
+        # Nobody paced this launch (a plain ``dbos.launched()``): pace it for its clock.
+        settings = launch_settings.get() or LaunchSettings(
+            background_interval=default_background_interval(database_url)
+        )
         sysdb = await open_system_database(
-            config.resolved_database_url(),
+            database_url,
             schema=config.schema,
             max_connections=config.max_connections,
             connect_timeout=config.connect_timeout,
@@ -105,6 +130,8 @@ async def open_executor(
             retry=EXECUTOR_POLICY.bounded(config.database_retry_limit),
             direct_url=config.direct_database_url,
             prepared_statements=config.prepared_statements,
+            statement_timeout=config.statement_timeout,
+            idle_in_transaction_timeout=config.idle_in_transaction_session_timeout,
             group_commit=config.group_commit,
         )
         if settings.intercept is not None:
@@ -132,10 +159,11 @@ async def open_executor(
                     background_interval=settings.background_interval,
                 )
                 executor.is_latest_version = is_latest
+                _observe(executor)
                 if slot is not None:
                     slot.executor = executor
                 try:
-                    await _start(executor, declared_queues)
+                    await _start(executor, declared_queues, queue_conflicts)
                     logger.info(
                         "launched %s version %s as executor %s "
                         "(%d workflows re-enqueued for recovery)",
@@ -146,9 +174,12 @@ async def open_executor(
                     )
                     yield executor
                 finally:
+                    if drain_seconds is not None:
+                        await drain.drain(executor, drain_seconds)
                     nursery.cancel_scope.cancel()
                     if slot is not None:
                         slot.executor = None
+                    _unobserve(executor)
         finally:
             with trio.CancelScope(shield=True):
                 await _close_resources(opened)
@@ -180,22 +211,75 @@ async def _close_resources(opened: list[LaunchResource]) -> None:
             logger.exception("closing %r failed", resource)
 
 
-async def _start(executor: Executor, declared_queues: list[QueueConfig]) -> None:
+async def _start(
+    executor: Executor,
+    declared_queues: list[QueueConfig],
+    queue_conflicts: dict[str, str] | None = None,
+) -> None:
     """Steps 4-6 of the launch order (see the module docs)."""
     nursery = executor.nursery
     for task in executor.sysdb.background_tasks():
         await nursery.start(task)
-    await queues.register_queues(executor, declared_queues)
+    await queues.register_queues(executor, declared_queues, queue_conflicts)
     executor.recovered_count = await recovery.reenqueue_abandoned(executor)
+    await versions.warn_pinned_elsewhere(executor)
+    if executor.metrics is not None:
+        executor.metrics.recovered_at_launch(executor.recovered_count)
+        await nursery.start(_poll_metrics, executor)
     await scheduler.start(executor)
+    await nursery.start(adoption.heartbeat, executor)
     interval = executor.background_interval
+    # What starts workflows here runs in scopes a drain cancels (engine/drain.py).
     if interval is None:
-        await nursery.start(dequeue.supervise, executor)
+        await nursery.start(drain.stoppable, executor, partial(dequeue.supervise, executor))
         await nursery.start(timeouts.sweep, executor)
-        await nursery.start(orphans.sweep, executor)
+        await nursery.start(drain.stoppable, executor, partial(orphans.sweep, executor))
         await nursery.start(watch.watch, executor)
+        await nursery.start(versions.census, executor)
     else:
-        await nursery.start(partial(dequeue.supervise, executor, sweep_interval=interval))
+        supervise = partial(dequeue.supervise, executor, sweep_interval=interval)
+        await nursery.start(drain.stoppable, executor, supervise)
         await nursery.start(partial(timeouts.sweep, executor, interval=interval))
-        await nursery.start(partial(orphans.sweep, executor, interval=interval))
+        sweep_orphans = partial(orphans.sweep, executor, interval=interval)
+        await nursery.start(drain.stoppable, executor, sweep_orphans)
         await nursery.start(partial(watch.watch, executor, interval=interval))
+        await nursery.start(partial(versions.census, executor, interval=interval))
+    if executor.config.retention is not None:
+        await nursery.start(retention.run_policy, executor, executor.config.retention)
+
+
+def _observe(executor: Executor) -> None:
+    """Turn on the tracing and metrics ``Config`` asks for: their modules are imported
+    here, only then (see :mod:`.telemetry`)."""
+    config = executor.config
+    if config.enable_otel:
+        from .tracing import OtelTracing
+
+        executor.tracing = OtelTracing(
+            executor.identity, config.otel_tracer_provider, config.otel_attribute_format
+        )
+    if config.enable_metrics:
+        from .metrics import PrometheusMetrics
+
+        executor.metrics = PrometheusMetrics(executor.sysdb, config.metrics_registry)
+
+
+def _unobserve(executor: Executor) -> None:
+    if executor.metrics is not None:
+        from .metrics import PrometheusMetrics
+
+        if isinstance(executor.metrics, PrometheusMetrics):
+            executor.metrics.close()
+
+
+async def _poll_metrics(
+    executor: Executor, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    from .metrics import QUEUE_DEPTH_INTERVAL, PrometheusMetrics, poll
+
+    metrics = executor.metrics
+    if not isinstance(metrics, PrometheusMetrics):
+        task_status.started()
+        return
+    interval = executor.background_interval or QUEUE_DEPTH_INTERVAL
+    await poll(metrics, interval, task_status=task_status)

@@ -26,6 +26,7 @@ from ..core.statuses import (
 )
 from ..sysdb.records import Outcome
 from ..sysdb.wakeups import outcome_key
+from . import versions
 
 if TYPE_CHECKING:
     from .executor import LocalExecution, Runtime
@@ -76,6 +77,7 @@ async def wait_for_outcome(
     Raises :class:`DBOSNonExistentWorkflowError` if there is no such workflow.
     """
     interval = executor.outcome_poll_interval if poll_interval is None else poll_interval
+    looks = 0
     with executor.wakeups.subscribe(outcome_key(workflow_id)) as subscription:
         while True:
             outcome = await executor.sysdb.get_outcome(workflow_id)
@@ -91,4 +93,9 @@ async def wait_for_outcome(
                 _warn_once(workflow_id, "has no name: no executor can ever run it")
             running_here = executor.local.get(workflow_id)
             local = running_here is not None and running_here is not exclude_local
+            looks += 1
+            if looks == 2 and not local:
+                # Once per wait, at the first re-check: a workflow that finishes before it
+                # never pays for the diagnosis (two reads).
+                await versions.warn_if_stranded(executor, workflow_id)
             await subscription.wait(LOCAL_RECHECK_SECONDS if local else interval)

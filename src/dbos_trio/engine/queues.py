@@ -8,7 +8,7 @@ does not wait for the next poll.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._errors import DBOSInvalidArgumentError, DBOSQueueDeduplicatedError
@@ -32,6 +32,7 @@ from .start import (
     workflow_format,
     writer_of,
 )
+from .telemetry import carrier_attributes
 
 if TYPE_CHECKING:
     from .executor import Executor, Runtime
@@ -122,6 +123,7 @@ async def _enqueue(
         timeout_ms=timeout_ms,
         deadline_epoch_ms=deadline_ms,
         parent_workflow_id=None if parent is None else parent.workflow_id,
+        attributes=carrier_attributes(executor.tracing),
     )
     link = None if slot is None else parent_step(slot, now)
     try:
@@ -160,7 +162,16 @@ async def insert_queued(
             # The holder left the queue between our insert and the lookup: try again.
 
 
-async def register_queues(executor: Executor, queues: list[QueueConfig]) -> None:
-    """Upsert the queues declared before launch (overwriting only from the latest version)."""
+async def register_queues(
+    executor: Executor, queues: list[QueueConfig], on_conflict: Mapping[str, str] | None = None
+) -> None:
+    """Upsert the queues declared before launch; an existing row is overwritten per the
+    queue's ``on_conflict`` mode (default ``"update_if_latest_version"``: only from the
+    latest version; ``"always_update"``; ``"never_update"``)."""
+    modes = on_conflict or {}
     for config in queues:
-        await executor.sysdb.upsert_queue(config, overwrite=executor.is_latest_version)
+        mode = modes.get(config.name, "update_if_latest_version")
+        overwrite = {"always_update": True, "never_update": False}.get(
+            mode, executor.is_latest_version
+        )
+        await executor.sysdb.upsert_queue(config, overwrite=overwrite)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from .._errors import SystemDatabaseError
 from ..core.statuses import ENQUEUED
 from ..sysdb.records import WorkflowFilters
+from . import versions
 
 if TYPE_CHECKING:
     from .executor import Executor
@@ -66,6 +67,7 @@ async def _warn_unregistered(executor: Executor) -> None:
     for row in rows:
         if row.name is not None and row.name not in registered:
             unknown.setdefault(row.name, []).append(row.workflow_id)
+    versions.note_warned_names(executor, unknown)  # the census does not repeat these
     for name, workflow_ids in sorted(unknown.items()):
         listed = ", ".join(workflow_ids[:LISTED_IDS])
         more = (

@@ -58,6 +58,7 @@ def new_row(
     authenticated_user: str | None = None,
     authenticated_roles: str | None = None,
     schedule_name: str | None = None,
+    attributes: str | None = None,
 ) -> NewWorkflow:
     """A direct start's row (``owner_xid`` given, no placement) or a queued one."""
     if placement is None:
@@ -100,4 +101,5 @@ def new_row(
         authenticated_user=authenticated_user,
         authenticated_roles=authenticated_roles,
         schedule_name=schedule_name,
+        attributes=attributes,
     )

@@ -26,11 +26,12 @@ from .._registry import DBOSConfiguredInstance, RegisteredWorkflow, member_kind
 from .._serialization import PICKLE, PORTABLE_JSON
 from ..core.units import timeout_ms as to_timeout_ms
 from ..sysdb.records import InitResult, ParentStep, RecordedStep
-from . import checkpoint
+from . import checkpoint, versions
 from .checkpoint import Slot
 from .context import WorkflowContext, current_step, current_workflow
 from .options import enqueue_options, take_assigned_id, timeout_option
 from .rows import Writer, new_row
+from .telemetry import carrier_attributes
 
 if TYPE_CHECKING:
     from .executor import Executor
@@ -77,6 +78,10 @@ class ExecutionPlan:
     replaying: bool
     # ... unless the claim already brought them.
     recorded: dict[int, RecordedStep] | None = None
+    # Observability only: the queue a dequeued row came from, and the trace carrier
+    # persisted with it (read only while tracing is on).
+    queue_name: str | None = None
+    carrier: dict[str, Any] | None = None
 
 
 @attrs.frozen
@@ -274,6 +279,7 @@ async def start(
         timeout_ms=timeout_ms,
         deadline_epoch_ms=deadline_ms,
         parent_workflow_id=None if parent is None else parent.workflow_id,
+        attributes=carrier_attributes(executor.tracing),
     )
     link = None if slot is None else parent_step(slot, now)
     # Until its execution is registered (begin_local), a new PENDING row of this executor
@@ -293,6 +299,10 @@ async def start(
     check_same_workflow(workflow_id, init, registered.name, shape.class_name, shape.config_name)
     if not init.created:
         logger.debug("workflow %s exists (%s): not running it again", workflow_id, init.status)
+        if parent is None and init.status in versions.ACTIVE:
+            # Starting an unfinished existing id is a wait on it: say now if nothing can
+            # run it (two reads, only for this case).
+            await versions.warn_if_stranded(executor, workflow_id)
         return Started(workflow_id, None, init)
     plan = ExecutionPlan(
         registered=registered,

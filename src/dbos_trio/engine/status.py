@@ -21,6 +21,15 @@ logger = logging.getLogger("dbos_trio")
 
 @attrs.frozen(kw_only=True)
 class WorkflowStatus:
+    """One workflow's stored status, as ``get_workflow_status`` and ``list_workflows``
+    return it (the fields of the official SDK's ``WorkflowStatus``).
+
+    ``status`` is one of ENQUEUED, DELAYED, PENDING, SUCCESS, ERROR, CANCELLED,
+    MAX_RECOVERY_ATTEMPTS_EXCEEDED. ``input``, ``output`` and ``error`` are decoded by the
+    row's own ``serialization``; one this process cannot decode is its stored string.
+    Times are epoch milliseconds. A read-only snapshot: it never changes after the read.
+    """
+
     workflow_id: str
     status: str
     name: str | None
@@ -62,6 +71,14 @@ class WorkflowStatus:
 
 @attrs.frozen(kw_only=True)
 class StepInfo:
+    """One recorded step of a workflow, as ``list_workflow_steps`` returns it.
+
+    ``function_id`` is the step id (call order in the workflow), ``function_name`` the
+    step's name (``DBOS.sleep``, ``DBOS.recv``, ... for the built-in ones), ``output`` or
+    ``error`` its decoded outcome, ``child_workflow_id`` the workflow it started, if any.
+    Times are epoch milliseconds.
+    """
+
     function_id: int
     function_name: str
     output: Any

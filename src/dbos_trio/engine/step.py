@@ -17,6 +17,7 @@ Invariants, and why:
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -33,6 +34,9 @@ from ..sysdb.errors import is_control
 from . import checkpoint
 from .checkpoint import Slot
 from .context import StepContext, current_step, workflow_outside_steps
+from .telemetry import Metrics, Tracing
+
+logger = logging.getLogger("dbos_trio.step")
 
 
 @attrs.frozen
@@ -61,7 +65,12 @@ async def _attempt(
 
 
 async def _with_retries(
-    options: StepOptions, func: Callable[..., Any], is_async: bool, args: Any, kwargs: Any
+    options: StepOptions,
+    func: Callable[..., Any],
+    is_async: bool,
+    args: Any,
+    kwargs: Any,
+    observer: StepObserver | None = None,
 ) -> Any:
     policy = options.retry
     if not policy.retries_allowed:
@@ -77,6 +86,12 @@ async def _with_retries(
             if options.should_retry is not None and not options.should_retry(error):
                 raise
             if attempt + 1 < policy.attempts:
+                if observer is not None:
+                    observer.retrying(options.name, attempt + 1, error)
+                else:
+                    logger.info(
+                        "step %s attempt %d failed, retrying: %r", options.name, attempt + 1, error
+                    )
                 await trio.sleep(policy.delay_after(attempt))
     raise DBOSMaxStepRetriesExceeded(options.name, policy.attempts, errors)
 
@@ -117,6 +132,10 @@ async def _checkpointed(
     args: Any,
     kwargs: Any,
 ) -> Any:
+    executor = slot.executor
+    if executor.tracing is not None or executor.metrics is not None:
+        return await _observed(slot, options, func, is_async, args, kwargs)
+
     async def body() -> Any:
         token = current_step.set(StepContext(slot.ctx, slot.function_id))
         try:
@@ -126,6 +145,56 @@ async def _checkpointed(
                 value = await _with_retries(options, func, is_async, args, kwargs)
         finally:
             current_step.reset(token)
+        return value
+
+    return await checkpoint.checkpointed(slot, body, what=f"step {options.name}")
+
+
+@attrs.frozen
+class StepObserver:
+    """Tells tracing and metrics about one step's retries (only while either is on)."""
+
+    tracing: Tracing | None
+    metrics: Metrics | None
+
+    def retrying(self, name: str, attempt: int, error: BaseException) -> None:
+        logger.info("step %s attempt %d failed, retrying: %r", name, attempt, error)
+        if self.tracing is not None:
+            self.tracing.attempt_failed(attempt, error)
+        if self.metrics is not None:
+            self.metrics.step_retried(name)
+
+
+async def _observed(
+    slot: Slot,
+    options: StepOptions,
+    func: Callable[..., Any],
+    is_async: bool,
+    args: Any,
+    kwargs: Any,
+) -> Any:
+    """:func:`_checkpointed`'s path while tracing or metrics are on: retries become span
+    events and counts, and each run of the body (not a replay) is timed."""
+    executor = slot.executor
+    observer = StepObserver(executor.tracing, executor.metrics)
+
+    metrics = observer.metrics
+
+    async def body() -> Any:
+        token = current_step.set(StepContext(slot.ctx, slot.function_id))
+        started = trio.current_time()
+        try:
+            value = await _with_retries(options, func, is_async, args, kwargs, observer)
+        except Exception as error:
+            # The step's own failure is counted; control (a lost database, a cancelled
+            # or re-owned workflow) is not a step outcome, nor is Trio cancellation.
+            if metrics is not None and not is_control(error):
+                metrics.step_ended(options.name, trio.current_time() - started, True)
+            raise
+        finally:
+            current_step.reset(token)
+        if metrics is not None:
+            metrics.step_ended(options.name, trio.current_time() - started, False)
         return value
 
     return await checkpoint.checkpointed(slot, body, what=f"step {options.name}")

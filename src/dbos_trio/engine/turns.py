@@ -57,6 +57,9 @@ class Ticket:
     name: str
     count: int = 1
     first_id: int | None = None
+    # Given the id the ticket would take, how many it takes (0 or ``count``), decided when
+    # it is placed: a patch marker consumes its id only when the history agrees.
+    decide: Callable[[int], int] | None = None
     _placed: trio.Event | None = None
 
     @property

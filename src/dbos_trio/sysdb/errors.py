@@ -38,7 +38,12 @@ and re-runs at every launch.
 
 from __future__ import annotations
 
-from .._errors import DBOSException, DBOSInitializationError, SystemDatabaseError
+from .._errors import (
+    DBOSException,
+    DBOSInitializationError,
+    DBOSQueryTimeoutError,
+    SystemDatabaseError,
+)
 
 __all__ = [
     "ConnectionLost",
@@ -78,8 +83,9 @@ class ForeignKeyViolation(SystemDatabaseError):
     """A referenced row does not exist (an expected conflict, turned into an answer)."""
 
 
-class StatementTimeout(SystemDatabaseError):
-    """The server cancelled the statement after its ``statement_timeout``."""
+class StatementTimeout(DBOSQueryTimeoutError):
+    """The server cancelled the statement after its ``statement_timeout`` (a
+    :class:`~dbos_trio.DBOSQueryTimeoutError`, and so a ``SystemDatabaseError``)."""
 
 
 class DatabaseClosed(SystemDatabaseError):

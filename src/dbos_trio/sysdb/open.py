@@ -34,6 +34,8 @@ async def open_system_database(
     retry: RetryPolicy | None = None,
     direct_url: str | None = None,
     prepared_statements: bool = True,
+    statement_timeout: float | None = None,
+    idle_in_transaction_timeout: float | None = None,
     group_commit: bool = False,
 ) -> SystemDatabase:
     """Connect to the database ``url`` names and migrate it (or, without
@@ -49,7 +51,9 @@ async def open_system_database(
     ``group_commit`` coalesces concurrent step checkpoints into shared commits
     (:mod:`~dbos_trio.sysdb.group_commit`). Raises
     :class:`~dbos_trio.DBOSInitializationError` for a URL of no known scheme, one that
-    cannot be reached, or a schema that is not migrated far enough. Cancellation closes
+    cannot be reached, or a schema that is not migrated far enough. ``statement_timeout``
+    and ``idle_in_transaction_timeout`` (seconds, PostgreSQL only) are as in
+    :meth:`~dbos_trio.sysdb.postgres.backend.PostgresSystemDatabase.open`. Cancellation closes
     whatever was opened.
     """
     wakeups = wakeups if wakeups is not None else WakeupRegistry()
@@ -68,6 +72,8 @@ async def open_system_database(
             retry=retry,
             direct_url=direct_url,
             prepared_statements=prepared_statements,
+            statement_timeout=statement_timeout,
+            idle_in_transaction_timeout=idle_in_transaction_timeout,
         )
         if group_commit:
             postgres.enable_group_commit()

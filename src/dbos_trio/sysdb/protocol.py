@@ -18,23 +18,32 @@ Error contract for methods that write on behalf of a running workflow (``owner_x
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..core.admission import QueueConfig
 from .records import (
+    ActiveCount,
+    ApplicationVersion,
     Bounce,
     BounceResult,
     Caller,
     ClaimedWorkflow,
     ClaimRequest,
+    EventRecord,
+    ExecutorSummary,
     InitResult,
+    MessageRecord,
     NewWorkflow,
     Outcome,
     ParentStep,
+    QueueDepth,
     RecordedStep,
+    RenameBatch,
+    RenameCore,
     ScheduleFilters,
     ScheduleRow,
     StreamBatch,
+    StreamEntry,
     WorkflowFilters,
     WorkflowRow,
 )
@@ -311,6 +320,52 @@ class SystemDatabase(Protocol):
         owner token and recorded as its ``DBOS.debounce_delayed_workflow`` checkpoint in the
         same transaction (a checkpoint already there is returned instead)."""
 
+    # --- inspection (read-only, for operators: the dashboard) ----------------------------
+
+    async def list_events(self, workflow_id: str) -> list[EventRecord]:
+        """The workflow's events (current values), by key."""
+
+    async def list_messages(self, workflow_id: str, limit: int) -> list[MessageRecord]:
+        """Up to ``limit`` messages sent to the workflow, oldest first."""
+
+    async def list_stream_entries(self, workflow_id: str, limit: int) -> list[StreamEntry]:
+        """Up to ``limit`` stream values the workflow wrote, by key then offset."""
+
+    async def list_executor_summaries(self) -> list[ExecutorSummary]:
+        """Each (executor id, version) that workflow rows name, most recently active first."""
+
+    async def queue_depths(self) -> list[QueueDepth]:
+        """Counts of the ENQUEUED, PENDING and DELAYED workflows of every queue."""
+
+    # --- retention (sql/retention.py) ------------------------------------------------
+
+    async def gc_nth_newest(self, application_name: str | None, offset: int) -> int | None:
+        """``created_at`` of the ``offset + 1``-th newest workflow (of the application and
+        unclaimed ones; every application when None), or None if there are fewer."""
+
+    async def gc_batch(
+        self,
+        *,
+        application_name: str | None,
+        after_ms: int,
+        created_before_ms: int,
+        keep_before_ms: int,
+        completed_before_ms: int,
+        batch_size: int,
+        leader_only: bool,
+    ) -> list[int] | None:
+        """Delete up to ``batch_size`` terminal workflows (and every row of theirs) created
+        at or after ``after_ms`` and before ``created_before_ms`` that were created before
+        ``keep_before_ms`` or finished before ``completed_before_ms``, oldest first, in one
+        transaction; their ``created_at`` values. None: ``leader_only`` and another process
+        holds the application's retention lock (nothing deleted)."""
+
+    async def cancel_created_before(
+        self, application_name: str | None, created_before_ms: int, batch_size: int, now_ms: int
+    ) -> list[str]:
+        """Cancel up to ``batch_size`` PENDING/ENQUEUED/DELAYED workflows created before
+        ``created_before_ms``, oldest first, in one statement; the ids cancelled."""
+
     # --- fencing writes made elsewhere ---------------------------------------------------
 
     async def check_owner(self, workflow_id: str, owner_xid: str) -> None:
@@ -318,3 +373,82 @@ class SystemDatabase(Protocol):
         :class:`~dbos_trio._errors.DBOSWorkflowCancelledError` (it was cancelled) or
         :class:`~dbos_trio._errors.DBOSWorkflowConflictIDError`. One read: the fence of a
         datasource transaction, asked while it holds its checkpoint row."""
+
+    # --- application versions and stranded work (sql/versions.py) ------------------------
+
+    async def list_application_versions(
+        self, application_name: str | None
+    ) -> list[ApplicationVersion]:
+        """Versions of the application and unclaimed ones (every one when None), newest
+        first."""
+
+    async def set_latest_version(self, version: str, application_name: str, now_ms: int) -> None:
+        """Stamp ``version`` with ``now_ms`` (making it the latest), claiming it for the
+        application if it was unclaimed, in one transaction. A version not registered, or
+        registered by another application, raises
+        :class:`~dbos_trio._errors.DBOSException` and writes nothing."""
+
+    async def active_counts(self, application_name: str | None) -> list[ActiveCount]:
+        """PENDING, ENQUEUED and DELAYED rows of the application and unclaimed ones (every
+        application's when None), counted by version, status, executor and name."""
+
+    async def reenqueue_executor(
+        self,
+        executor_id: str,
+        application_version: str | None,
+        application_name: str,
+        now_ms: int,
+        *,
+        updated_before_ms: int | None = None,
+    ) -> list[str]:
+        """Put another executor's PENDING rows (of ``application_version``, or any version
+        when None; this application's or unclaimed; last updated at or before
+        ``updated_before_ms`` when given) back on their queue, clearing their owner token:
+        one write, the ids moved. The owner's own execution, if it still runs, loses the
+        fence at its next write."""
+
+    async def touch_running(self, executor_id: str, workflow_ids: list[str], now_ms: int) -> int:
+        """Stamp ``updated_at`` of those of ``workflow_ids`` still PENDING under
+        ``executor_id``: the liveness an adopting executor reads. One write; the count."""
+
+    async def silent_executors(
+        self, application_name: str, executor_id: str, silent_before_ms: int
+    ) -> list[str]:
+        """Executors other than ``executor_id`` holding PENDING rows of the application (or
+        unclaimed) none of which was updated after ``silent_before_ms``."""
+
+    async def names_ever_run(self, names: list[str]) -> set[str]:
+        """Of ``names``, those of which some row was ever dequeued or started (a scan:
+        for diagnostics, never on a hot path)."""
+
+    # --- renaming an application (sql/rename.py) -----------------------------------------
+
+    async def rename_application_core(
+        self, old_name: str | None, new_name: str, *, adopt_unclaimed: bool
+    ) -> RenameCore:
+        """Re-own queues, schedules, versions and PENDING/ENQUEUED/DELAYED workflows of
+        ``old_name`` (and unclaimed ones with ``adopt_unclaimed``) in one transaction."""
+
+    async def rename_application_batch(
+        self,
+        table: str,
+        old_name: str | None,
+        new_name: str,
+        *,
+        adopt_unclaimed: bool,
+        after: str,
+        batch_size: int,
+    ) -> RenameBatch:
+        """Re-own the next ``batch_size`` workflow ids' rows of ``table`` (``"workflows"``
+        or ``"steps"``) after key ``after``, in one transaction; the last batch takes
+        every row left."""
+
+    # --- observability (reads only; used only while tracing or metrics are on) ----------
+
+    async def workflow_attributes(self, workflow_id: str) -> dict[str, Any] | None:
+        """The row's ``attributes`` as a dict (None: no row, no attributes, or not an
+        object), e.g. to read the trace carrier persisted with it."""
+
+    def retry_counts(self) -> tuple[int, int]:
+        """Statements retried after a transient error, and outages seen (the database
+        unreachable), since this backend opened."""

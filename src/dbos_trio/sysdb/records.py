@@ -52,6 +52,8 @@ class NewWorkflow:
     schedule_name: str | None = None
     is_debounced: bool = False
     debounce_deadline_epoch_ms: int | None = None
+    # ``workflow_status.attributes`` as JSON text (the trace carrier), or None.
+    attributes: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -335,3 +337,103 @@ class BounceResult:
             holder_workflow_name=recorded.get("holder_workflow_name"),
             holder_application_name=recorded.get("holder_application_name"),
         )
+
+
+# --- inspection (read-only views for operators: the dashboard) -------------------------
+
+
+@attrs.frozen(kw_only=True)
+class EventRecord:
+    """A workflow's current value under one event key (``workflow_events``)."""
+
+    key: str
+    value: str
+    serialization: str | None
+
+
+@attrs.frozen(kw_only=True)
+class MessageRecord:
+    """One message sent to a workflow (``notifications``), consumed or waiting."""
+
+    message_uuid: str
+    topic: str | None
+    message: str
+    serialization: str | None
+    consumed: bool
+    created_at_epoch_ms: int | None
+
+
+@attrs.frozen(kw_only=True)
+class StreamEntry:
+    """One value written to a workflow's stream (``streams``)."""
+
+    key: str
+    offset: int
+    value: str
+    serialization: str | None
+
+
+@attrs.frozen(kw_only=True)
+class ExecutorSummary:
+    """What the workflow rows say of one (executor id, application version): how many
+    workflows it holds PENDING and when it last touched one."""
+
+    executor_id: str
+    application_version: str | None
+    application_name: str | None
+    pending: int
+    total: int
+    last_updated_at: int | None
+
+
+@attrs.frozen(kw_only=True)
+class QueueDepth:
+    """How many workflows of one queue are in one unfinished status."""
+
+    queue_name: str
+    status: str
+    count: int
+
+
+@attrs.frozen(kw_only=True)
+class ApplicationVersion:
+    """A row of ``application_versions``: the latest of an application is the one with the
+    highest ``version_timestamp`` among its own rows and unclaimed ones."""
+
+    version_id: str
+    version_name: str
+    version_timestamp: int
+    created_at: int
+    application_name: str | None
+
+
+@attrs.frozen(kw_only=True)
+class ActiveCount:
+    """How many rows of one (application version, status, executor, workflow name) are
+    still to run (PENDING, ENQUEUED or DELAYED), and when the newest of them was touched."""
+
+    application_version: str | None
+    status: str
+    executor_id: str | None
+    name: str | None
+    count: int
+    last_updated_ms: int | None
+
+
+@attrs.frozen(kw_only=True)
+class RenameCore:
+    """Rows a rename moved in its one transaction, by table."""
+
+    queues: int
+    schedules: int
+    versions: int
+    workflows: int
+
+
+@attrs.frozen(kw_only=True)
+class RenameBatch:
+    """One batch of a rename's finished rows: how many moved, and the key it ended at
+    (None: it was the last batch)."""
+
+    moved: int
+    upper: str | None

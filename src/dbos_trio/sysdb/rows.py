@@ -52,6 +52,7 @@ NEW_WORKFLOW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("schedule_name", "schedule_name"),
     ("is_debounced", "is_debounced"),
     ("debounce_deadline_epoch_ms", "debounce_deadline_epoch_ms"),
+    ("attributes", "attributes"),
 )
 
 
@@ -96,6 +97,7 @@ def new_workflow_params(new: NewWorkflow, parent: ParentStep | None) -> dict[str
         "schedule_name": new.schedule_name,
         "is_debounced": new.is_debounced,
         "debounce_deadline_epoch_ms": new.debounce_deadline_epoch_ms,
+        "attributes": new.attributes,
         "inputs": new.inputs,
     }
     if parent is not None:

@@ -194,8 +194,9 @@ class StatementRunner(Transaction, Protocol):
 
     retrier: Retrier
 
-    async def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
-        """Every row of an ad hoc read-only query (positional ``?``/``%s`` parameters)."""
+    async def query(self, sql: str, params: Sequence[Any], *, listing: bool = False) -> list[Row]:
+        """Every row of an ad hoc read-only query (positional ``?``/``%s`` parameters);
+        ``listing``: bounded by the backend's listing timeout, if it has one."""
 
     async def transaction(self, body: Callable[[Transaction], Awaitable[T]]) -> T:
         """Run ``body`` in one transaction: committed if it returns, rolled back if it

@@ -7,9 +7,10 @@ fixtures, down to a launched ``DBOS`` (``launched_dbos``).
 
 **Virtual time.** Run the test under ``trio.testing.MockClock(autojump_threshold=0)``
 (pytest-trio's ``autojump_clock`` fixture) on a SQLite database and launch with
-:func:`launched`: durable sleeps, workflow timeouts, ``recv``/``get_event`` timeouts, step
-retries, rate limits and queue polling all run on Trio's clock, which jumps straight to the
-next deadline whenever every task waits. A week of durable sleep takes milliseconds. The
+:func:`launched` (or a plain ``dbos.launched()``, which paces itself the same way):
+durable sleeps, workflow timeouts, ``recv``/``get_event`` timeouts, step retries, rate
+limits and queue polling all run on Trio's clock, which jumps straight to the next
+deadline whenever every task waits. A week of durable sleep takes milliseconds. The
 SQLite backend never waits on a socket or a thread, so the clock cannot jump while a
 query is in flight — which is why virtual time is refused on PostgreSQL.
 

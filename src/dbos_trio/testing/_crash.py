@@ -49,6 +49,8 @@ T = TypeVar("T")
 CheckpointKind = Literal[
     "start", "dequeue", "step", "child", "send", "recv", "event", "stream", "outcome"
 ]
+"""What a checkpoint write records: a workflow's start, a dequeue claim, a step, a child
+start, a send, a recv, an event, a stream value, or the workflow's outcome."""
 # Kinds that record a row in operation_outputs at their function_id (when ``recorded``).
 STEP_KINDS = frozenset({"step", "child", "send", "recv", "event", "stream"})
 
@@ -92,6 +94,7 @@ class CrashPoint:
     before: bool = False
 
     def matches(self, checkpoint: Checkpoint) -> bool:
+        """Whether ``checkpoint`` is the write this point crashes at (or before)."""
         return (
             checkpoint.workflow_id == self.workflow_id
             and (self.ordinal is None or checkpoint.ordinal == self.ordinal)
@@ -161,6 +164,7 @@ class CrashRun:
 
     @property
     def crashed(self) -> bool:
+        """Whether the crash point was reached (the executor was killed there)."""
         return self.crash is not None
 
     async def wait(self) -> None:

@@ -2,34 +2,23 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Literal
 
-import trio
-import trio.testing
-
 from ..engine.launch import LaunchSettings
 from ..engine.launch import launch_settings as engine_launch_settings
+from ..engine.pacing import VIRTUAL_BACKGROUND_INTERVAL, on_virtual_time
 
 if TYPE_CHECKING:
     from .._dbos import DBOS
     from ..sysdb.protocol import SystemDatabase
 
-VIRTUAL_BACKGROUND_INTERVAL = 300.0
-"""Seconds of virtual time between background sweeps when a launch runs on a MockClock."""
+__all__ = ["VIRTUAL_BACKGROUND_INTERVAL", "VirtualTimeError", "launched", "on_virtual_time"]
 
 
 class VirtualTimeError(RuntimeError):
     """Virtual time was asked for where it cannot work (a PostgreSQL database)."""
-
-
-def on_virtual_time() -> bool:
-    """Whether the running Trio loop is driven by an autojumping ``trio.testing.MockClock``
-    (one that skips to the next deadline whenever every task waits)."""
-    clock = trio.lowlevel.current_clock()
-    return isinstance(clock, trio.testing.MockClock) and clock.autojump_threshold != math.inf
 
 
 def launch_settings(
@@ -72,7 +61,10 @@ async def launched(
 ) -> AsyncIterator[DBOS]:
     """Launch ``dbos`` for the block, as ``dbos.launched()`` does, paced for the clock.
 
-    On the real clock this is exactly ``dbos.launched()``. Under an autojumping
+    On the real clock this is exactly ``dbos.launched()``; since a plain
+    ``dbos.launched()`` on SQLite paces itself for an autojumping clock the same way
+    (:mod:`dbos_trio.engine.pacing`), what this adds is the PostgreSQL refusal and the
+    ``background_interval`` choice. Under an autojumping
     ``trio.testing.MockClock`` (pytest-trio's ``autojump_clock`` fixture) the executor's
     background work — the dequeue supervisor (which releases DELAYED workflows), the
     timeout sweep, every queue's polling, and SQLite waiters' re-checks — runs at most

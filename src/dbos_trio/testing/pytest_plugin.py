@@ -8,8 +8,12 @@ Fixtures (override any of them in your own conftest):
 
 * ``dbos_sqlite_url`` — a fresh SQLite file in the test's ``tmp_path`` (not yet created).
 * ``dbos_postgres_url`` — a fresh PostgreSQL database, created on the server named by
-  ``--dbos-postgres-url`` or ``$DBOS_TRIO_TEST_POSTGRES_URL`` and dropped after the test;
-  the test is skipped when neither is set.
+  ``--dbos-postgres-url`` or ``$DBOS_TRIO_TEST_POSTGRES_URL`` (the one variable this
+  plugin and dbos_trio's own tests read; ``$DBOS_TEST_DATABASE_URL``, its former name in
+  the project's tests, is still read when it is unset) and dropped after the test.
+  With none set, a throwaway PostgreSQL container is started for the session
+  (testcontainers, the ``dbos-trio[containers]`` extra) where a Docker daemon answers;
+  otherwise the test is skipped, the reason saying which of these is missing.
 * ``dbos_database_url`` — the URL the other fixtures use: ``dbos_sqlite_url`` unless you
   override it (``return dbos_postgres_url`` to run on PostgreSQL).
 * ``dbos_config`` — a :class:`~dbos_trio.Config` for app ``dbos-test`` on that database.
@@ -33,10 +37,12 @@ import pytest
 
 from .._config import Config
 from .._dbos import DBOS
+from ._containers import docker_unavailable, postgres_container
 from ._databases import sqlite_url, temporary_postgres_url
 from ._launch import VIRTUAL_BACKGROUND_INTERVAL, launched
 
 POSTGRES_URL_ENV = "DBOS_TRIO_TEST_POSTGRES_URL"
+LEGACY_POSTGRES_URL_ENV = "DBOS_TEST_DATABASE_URL"  # read when POSTGRES_URL_ENV is unset
 APP_NAME = "dbos-test"
 _VIRTUAL_CLOCK_FIXTURES = ("autojump_clock",)
 
@@ -50,19 +56,40 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def configured_postgres_url() -> str | None:
+    """The PostgreSQL server URL the environment names for tests, or None:
+    ``$DBOS_TRIO_TEST_POSTGRES_URL``, else the older ``$DBOS_TEST_DATABASE_URL``."""
+    return os.environ.get(POSTGRES_URL_ENV) or os.environ.get(LEGACY_POSTGRES_URL_ENV) or None
+
+
 @pytest.fixture
 def dbos_sqlite_url(tmp_path: Path) -> str:
     """A fresh SQLite system database file for this test (created at first launch)."""
     return sqlite_url(tmp_path / "dbos.sqlite")
 
 
+@pytest.fixture(scope="session")
+def dbos_postgres_server(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A PostgreSQL server URL on which tests may create databases, for the session: the
+    configured one, else a container (see the module docs), else the test is skipped."""
+    server = request.config.getoption("--dbos-postgres-url") or configured_postgres_url()
+    if server:
+        yield server
+        return
+    unavailable = docker_unavailable()
+    if unavailable is not None:
+        pytest.skip(
+            f"no PostgreSQL server: pass --dbos-postgres-url or set {POSTGRES_URL_ENV}; "
+            f"no container either: {unavailable}"
+        )
+    with postgres_container() as url:
+        yield url
+
+
 @pytest.fixture
-def dbos_postgres_url(request: pytest.FixtureRequest) -> Iterator[str]:
+def dbos_postgres_url(dbos_postgres_server: str) -> Iterator[str]:
     """A fresh PostgreSQL database for this test, dropped afterwards."""
-    server = request.config.getoption("--dbos-postgres-url") or os.environ.get(POSTGRES_URL_ENV)
-    if not server:
-        pytest.skip(f"no PostgreSQL server: pass --dbos-postgres-url or set {POSTGRES_URL_ENV}")
-    with temporary_postgres_url(server) as url:
+    with temporary_postgres_url(dbos_postgres_server) as url:
         yield url
 
 

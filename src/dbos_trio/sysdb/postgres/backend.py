@@ -24,7 +24,7 @@ Invariants, and why:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
 
 import psycopg
@@ -145,11 +145,14 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         notification_coalesce: float = 0.01,
         retry: RetryPolicy = RETRY_POLICY,
         direct_url: str | None = None,
+        query_timeout_ms: int | None = None,
     ) -> None:
         self._pool = pool
         self.schema = schema
         retrier = Retrier(retry, scrub=pool.scrub)
-        self._db: PostgresStatements = PostgresStatements(pool, _statements(schema), retrier)
+        self._db: PostgresStatements = PostgresStatements(
+            pool, _statements(schema), retrier, query_timeout_ms=query_timeout_ms
+        )
         self._pg_listing = PostgresListing(quote_identifier(schema).replace("%", "%%"))
         self._listing = self._pg_listing
         self.wakeups = wakeups if wakeups is not None else WakeupRegistry()
@@ -159,12 +162,18 @@ class PostgresSystemDatabase(SQLSystemDatabase):
             if direct_url is not None:
 
                 async def connect_direct() -> TrioConnection:
-                    return await connect(
+                    conn = await connect(
                         direct_url,
                         autocommit=True,
                         connect_timeout=pool.connect_timeout,
                         scrub=pool.scrub,
                     )
+                    try:
+                        await pool.configure(conn)
+                    except BaseException:
+                        await conn.close()
+                        raise
+                    return conn
 
             self.listener = Listener(pool, self.wakeups, connect=connect_direct, retrier=retrier)
         self.notifier = Notifier(
@@ -193,12 +202,18 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         retry: RetryPolicy | None = None,
         direct_url: str | None = None,
         prepared_statements: bool = True,
+        statement_timeout: float | None = None,
+        idle_in_transaction_timeout: float | None = None,
     ) -> PostgresSystemDatabase:
         """Connect, then migrate (or only verify) the schema. Fails fast on a bad URL.
 
         ``direct_url`` reaches the server without a transaction-pooling proxy, for what
         needs a session of its own (migrations, LISTEN); ``prepared_statements=False``
         turns server-side prepared statements off (PgBouncer in transaction mode).
+        ``statement_timeout`` (seconds) bounds the listing queries, whose timeout raises
+        :class:`~dbos_trio.DBOSQueryTimeoutError`; ``idle_in_transaction_timeout`` is set
+        as ``idle_in_transaction_session_timeout`` on every connection (pool and listener),
+        so a transaction left open by a stuck client cannot hold its locks forever.
 
         Raises :class:`DBOSInitializationError` when it cannot connect (a
         :class:`~dbos_trio.sysdb.errors.SystemDatabaseUnreachable`), migrate or verify;
@@ -211,6 +226,7 @@ class PostgresSystemDatabase(SQLSystemDatabase):
             connect_timeout=connect_timeout,
             prepared_statements=prepared_statements,
             scrub=Scrubber.for_urls(direct_url),
+            configure=_session_settings(idle_in_transaction_timeout),
         )
         try:
             failure = await _open_and_migrate(
@@ -230,6 +246,7 @@ class PostgresSystemDatabase(SQLSystemDatabase):
             notification_coalesce=notification_coalesce,
             retry=RETRY_POLICY if retry is None else retry,
             direct_url=direct_url,
+            query_timeout_ms=None if statement_timeout is None else round(statement_timeout * 1000),
         )
 
     async def list_workflows(self, filters: WorkflowFilters) -> list[WorkflowRow]:
@@ -283,6 +300,16 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         )
         return bool(row and row[0])
 
+    async def _retention_leader(self, tx: Transaction, application_name: str | None) -> bool:
+        # A key of its own (not the timeout sweep's): a long purge must not hold up sweeps.
+        digest = hashlib.sha256(
+            f"dbos_trio.retention.{self.schema}.{application_name or ''}".encode()
+        ).digest()
+        row = await tx.one(
+            "try_retention_lock", {"lock_key": int.from_bytes(digest[:8], "big", signed=True)}
+        )
+        return bool(row and row[0])
+
     async def _claim_once(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
         partitioned = request.partition_key is not None
         name = _claim_name(request.consistent, partitioned)
@@ -307,6 +334,22 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         except Contention as conflict:
             raise QueueContention(str(conflict)) from None
         return in_dequeue_order([claimed_workflow(row) for row in rows])
+
+
+def _session_settings(
+    idle_in_transaction_timeout: float | None,
+) -> Callable[[TrioConnection], Awaitable[None]] | None:
+    """What every new connection runs once (one round trip, at connect time only)."""
+    if idle_in_transaction_timeout is None:
+        return None
+    setting = (
+        f"SET idle_in_transaction_session_timeout = {round(idle_in_transaction_timeout * 1000)}"
+    )
+
+    async def configure(conn: TrioConnection) -> None:
+        await conn.execute(setting)
+
+    return configure
 
 
 async def _open_and_migrate(

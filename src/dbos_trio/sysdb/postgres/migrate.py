@@ -103,9 +103,12 @@ async def verify(conn: Conn, schema: str = "dbos") -> int:
     found and what is needed.
     """
     state = await read_state(conn, schema)
+    # Worded for both openers that only verify: a Client (which never migrates) and a DBOS
+    # launched with Config(run_migrations=False).
     remedy = (
-        "This process does not migrate (run_migrations is off): migrate the system database "
-        "first, e.g. by launching once with migrations enabled or with `dbos migrate`."
+        "This process only verifies the schema: migrate the system database first, with "
+        "`dbos-trio migrate -s <url>` or by launching a DBOS once with "
+        "Config(run_migrations=True), the default."
     )
     if not state.schema_exists:
         raise DBOSInitializationError(

@@ -70,6 +70,12 @@ class Pool:
         self._closed = False
         self.max_size = max_size
 
+    async def configure(self, conn: TrioConnection) -> None:
+        """Apply the pool's per-connection settings to a connection made elsewhere (the
+        direct listener connection), as its own connections get them."""
+        if self._configure is not None:
+            await self._configure(conn)
+
     @property
     def closed(self) -> bool:
         return self._closed

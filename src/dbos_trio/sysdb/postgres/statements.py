@@ -65,8 +65,17 @@ class _InTransaction:
 class PostgresStatements:
     """Named statements on a pool, each call its own autocommit transaction."""
 
-    def __init__(self, pool: Pool, statements: Mapping[str, Statement], retrier: Retrier) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        statements: Mapping[str, Statement],
+        retrier: Retrier,
+        *,
+        query_timeout_ms: int | None = None,
+    ) -> None:
         self._pool = pool
+        # statement_timeout of the ad hoc listing queries (:meth:`query`); None: the server's.
+        self._query_timeout_ms = query_timeout_ms
         self._sql = {name: statement.text for name, statement in statements.items()}
         self.retrier = retrier
 
@@ -138,14 +147,25 @@ class PostgresStatements:
             # quote a secret of the URL, must not become the mapped error's __context__.
             attempts = await self.retrier.pause(failure, attempts)
 
-    async def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
+    async def query(self, sql: str, params: Sequence[Any], *, listing: bool = False) -> list[Row]:
+        timeout_ms = self._query_timeout_ms if listing else None
         await trio.lowlevel.checkpoint_if_cancelled()
         attempts: Attempts | None = None
         while True:
             try:
                 async with self._pool.connection() as conn:
-                    cur = await conn.execute(sql, list(params), prepare=False)
-                    found: list[Row] = await cur.fetchall()
+                    if timeout_ms is None:
+                        cur = await conn.execute(sql, list(params), prepare=False)
+                        found: list[Row] = await cur.fetchall()
+                    else:
+                        # SET LOCAL: the limit ends with this transaction, so the pooled
+                        # connection's hot-path statements never carry it. A timeout leaves
+                        # the transaction open; the pool rolls it back on return.
+                        await conn.execute("BEGIN")
+                        await conn.execute(f"SET LOCAL statement_timeout = {int(timeout_ms)}")
+                        cur = await conn.execute(sql, list(params), prepare=False)
+                        found = await cur.fetchall()
+                        await conn.execute("COMMIT")
             except _DRIVER_ERRORS as error:
                 failure = map_error(error, self._pool.scrub)
             else:

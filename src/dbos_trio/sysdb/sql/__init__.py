@@ -10,16 +10,22 @@ from __future__ import annotations
 
 from .debounce import DebounceOperations
 from .fencing import FencingOperations
+from .inspection import InspectionOperations
 from .management import ManagementOperations
 from .messages import MessageOperations
+from .observability import ObservabilityOperations
 from .queues import QueueOperations
+from .rename import RenameOperations
+from .retention import RetentionOperations
 from .schedules import ScheduleOperations
+from .versions import VersionOperations
 from .workflows import WorkflowOperations
 
 
 class SQLSystemDatabase(
     WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations,
-    ScheduleOperations, DebounceOperations, FencingOperations,
+    ScheduleOperations, DebounceOperations, FencingOperations, InspectionOperations,
+    VersionOperations, RenameOperations, ObservabilityOperations, RetentionOperations,
 ):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 

@@ -147,12 +147,18 @@ class WorkflowOperations(StepBatchOperations):
         )
 
     async def get_workflow(self, workflow_id: str) -> WorkflowRow | None:
-        rows = await self.list_workflows(WorkflowFilters(workflow_ids=(workflow_id,)))
-        return rows[0] if rows else None
+        # A lookup by primary key: not a listing, so not bounded by the listing timeout
+        # (which would cost it a transaction of its own).
+        query, params = list_workflows_query(
+            WorkflowFilters(workflow_ids=(workflow_id,)), self._listing
+        )
+        rows = await self._db.query(query, params)
+        return workflow_row(rows[0]) if rows else None
 
     async def list_workflows(self, filters: WorkflowFilters) -> list[WorkflowRow]:
         query, params = list_workflows_query(filters, self._listing)
-        return [workflow_row(row) for row in await self._db.query(query, params)]
+        rows = await self._db.query(query, params, listing=True)
+        return [workflow_row(row) for row in rows]
 
     async def list_steps(
         self, workflow_id: str, *, limit: int | None = None, offset: int | None = None

@@ -108,9 +108,9 @@ class SQLiteSystemDatabase(SQLSystemDatabase):
         path = database_path(url)
         if not run_migrations and not file_exists(path):
             raise DBOSInitializationError(
-                f"the SQLite system database {path!r} does not exist and run_migrations is "
-                "off, so it is not created here: migrate it first, or launch with "
-                "run_migrations=True"
+                f"the SQLite system database {path!r} does not exist, and this process only "
+                "opens an existing one: create it with `dbos-trio migrate -s <url>`, or by "
+                "launching a DBOS once with Config(run_migrations=True), the default"
             )
         connection = await Connection.open(path, retry=BUSY_RETRY if retry is None else retry)
         try:

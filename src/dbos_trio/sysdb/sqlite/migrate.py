@@ -133,7 +133,8 @@ def _apply_pending(raw: sqlite3.Connection) -> list[int]:
         if version is not None and migration.version <= version:
             continue
         if migration.statements:
-            logger.info(
+            # DEBUG: a fresh file applies every migration; migrate() logs one INFO line.
+            logger.debug(
                 "applying SQLite system database migration %d (%s)",
                 migration.version,
                 migration.name,
@@ -160,7 +161,15 @@ async def migrate(conn: Connection) -> list[int]:
                 LATEST_VERSION,
             )
         return []
-    return await conn.write(_apply_pending)
+    applied = await conn.write(_apply_pending)
+    if applied:
+        logger.info(
+            "SQLite system database migrated from version %s to %d (%d migrations)",
+            version if version is not None else "none",
+            LATEST_VERSION,
+            len(applied),
+        )
+    return applied
 
 
 async def verify(conn: Connection) -> None:
@@ -169,6 +178,7 @@ async def verify(conn: Connection) -> None:
     if version is None or version < LATEST_VERSION:
         raise DBOSInitializationError(
             f"the SQLite system database {conn.path!r} is at version {version or 0}, behind "
-            f"this build's {LATEST_VERSION}, and run_migrations is off: migrate it "
-            "(dbos-trio migrate, or launch once with run_migrations=True)"
+            f"this build's {LATEST_VERSION}, and this process only verifies the schema: "
+            "migrate it (`dbos-trio migrate -s <url>`, or launch a DBOS once with "
+            "Config(run_migrations=True), the default)"
         )

@@ -116,7 +116,7 @@ class SQLiteStatements:
 
         return await self._connection.run(execute, mode=self._mode(statement))
 
-    async def query(self, sql: str, params: Sequence[Any]) -> list[Row]:
+    async def query(self, sql: str, params: Sequence[Any], *, listing: bool = False) -> list[Row]:
         def fetch(raw: sqlite3.Connection) -> list[Row]:
             rows: list[Row] = raw.execute(sql, list(params)).fetchall()
             return rows

@@ -1,0 +1,69 @@
+"""Operations on a launched ``DBOS``: garbage collection and the global timeout.
+
+Neither is checkpointed when called from a workflow body (neither has a cross-SDK step
+name: the official SDK dropped both in 3.x): garbage collection deletes only rows no
+workflow reads again, and cancelling what was created before a fixed time twice cancels
+the same rows. Both act on this application's rows and unclaimed ones.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ..core.filters import epoch_ms
+from ..core.retention import DEFAULT_BATCH_SIZE
+from ..engine import retention
+from ..engine.retention import GarbageCollection, Progress
+from .base import DBOSBase
+
+
+class Operations(DBOSBase):
+    async def garbage_collect(
+        self,
+        *,
+        completed_before: int | datetime | str | None = None,
+        keep_newest: int | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: Progress | None = None,
+        jobs: int = 1,
+    ) -> GarbageCollection:
+        """Delete this application's finished workflows (SUCCESS, ERROR, CANCELLED,
+        MAX_RECOVERY_ATTEMPTS_EXCEEDED) that finished before ``completed_before`` (epoch
+        ms, a ``datetime`` or ISO 8601) or are older than its ``keep_newest`` newest
+        workflows, with their inputs, outputs, steps, messages, events and streams;
+        PENDING, ENQUEUED and DELAYED ones are never touched.
+
+        Runs in batches of ``batch_size`` (one transaction each; ``progress(deleted)``
+        after each), so running workflows are not blocked; ``jobs`` batches at a time
+        (PostgreSQL; default 1). Cancellation stops between
+        batches (what was deleted stays deleted); a database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` likewise. A bad value raises
+        :class:`~dbos_trio.DBOSInvalidArgumentError` before anything is deleted.
+        """
+        cutoff = (
+            None if completed_before is None else epoch_ms(completed_before, "completed_before")
+        )
+        executor = self._require_executor("garbage_collect")
+        return await retention.garbage_collect(
+            executor,
+            completed_before_ms=cutoff,
+            keep_newest=keep_newest,
+            application_name=executor.app_name,
+            batch_size=batch_size,
+            progress=progress,
+            jobs=jobs,
+        )
+
+    async def cancel_workflows_created_before(
+        self, created_before: int | datetime | str
+    ) -> list[str]:
+        """Cancel every PENDING, ENQUEUED or DELAYED workflow of this application created
+        before ``created_before`` (epoch ms, a ``datetime`` or ISO 8601): the official
+        2.x ``global_timeout``. Returns the ids cancelled; one running here stops at once,
+        elsewhere at its next checkpoint. Cancellation stops between batches of 1,000.
+        """
+        cutoff = epoch_ms(created_before, "created_before")
+        executor = self._require_executor("cancel_workflows_created_before")
+        return await retention.cancel_created_before(
+            executor, cutoff, application_name=executor.app_name
+        )
