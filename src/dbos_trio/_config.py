@@ -283,6 +283,11 @@ class Config:
     prepared_statements: bool = attrs.field(default=True, validator=_field_check(require_bool))
     """Server-side prepared statements for the hot statements (the default). Turn them off
     behind PgBouncer in transaction-pooling mode before 1.21, which does not support them."""
+    group_commit: bool = attrs.field(default=True, validator=_field_check(require_bool))
+    """Coalesce step checkpoints of concurrent workflows in this process into shared
+    commits (the default): each is still durable before its workflow goes on, fenced per
+    row, and one's failure affects no other. The batch is whatever waited while the
+    previous commit ran, so a lone workflow writes alone, as with False."""
     allow_pickle: bool = attrs.field(default=True, validator=_field_check(require_bool))
     """Whether this process reads ``py_pickle`` payloads (the default). Unpickling runs
     code of whoever wrote the payload, so anyone who can write the system database can run

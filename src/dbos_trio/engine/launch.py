@@ -132,6 +132,7 @@ async def open_executor(
             prepared_statements=config.prepared_statements,
             statement_timeout=config.statement_timeout,
             idle_in_transaction_timeout=config.idle_in_transaction_session_timeout,
+            group_commit=config.group_commit,
         )
         if settings.intercept is not None:
             sysdb = settings.intercept(sysdb)

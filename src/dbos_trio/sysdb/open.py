@@ -36,6 +36,7 @@ async def open_system_database(
     prepared_statements: bool = True,
     statement_timeout: float | None = None,
     idle_in_transaction_timeout: float | None = None,
+    group_commit: bool = False,
 ) -> SystemDatabase:
     """Connect to the database ``url`` names and migrate it (or, without
     ``run_migrations``, only verify that it is migrated).
@@ -46,7 +47,9 @@ async def open_system_database(
     SQLite waiters look again (tests on virtual time space it out); ``retry`` how transient
     failures are retried (default: a few times, for short-lived users); ``direct_url`` a
     PostgreSQL URL without a transaction-pooling proxy in between, for migrations and
-    LISTEN; ``prepared_statements=False`` for such a proxy (PgBouncer before 1.21). Raises
+    LISTEN; ``prepared_statements=False`` for such a proxy (PgBouncer before 1.21);
+    ``group_commit`` coalesces concurrent step checkpoints into shared commits
+    (:mod:`~dbos_trio.sysdb.group_commit`). Raises
     :class:`~dbos_trio.DBOSInitializationError` for a URL of no known scheme, one that
     cannot be reached, or a schema that is not migrated far enough. ``statement_timeout``
     and ``idle_in_transaction_timeout`` (seconds, PostgreSQL only) are as in
@@ -57,7 +60,7 @@ async def open_system_database(
     if url.startswith(POSTGRES_SCHEMES):
         from .postgres.backend import PostgresSystemDatabase
 
-        return await PostgresSystemDatabase.open(
+        postgres = await PostgresSystemDatabase.open(
             url,
             schema=schema,
             max_connections=max_connections,
@@ -72,10 +75,13 @@ async def open_system_database(
             statement_timeout=statement_timeout,
             idle_in_transaction_timeout=idle_in_transaction_timeout,
         )
+        if group_commit:
+            postgres.enable_group_commit()
+        return postgres
     if is_sqlite_url(url):
         from .sqlite.backend import POLLING_RECHECK_SECONDS, SQLiteSystemDatabase
 
-        return await SQLiteSystemDatabase.open(
+        sqlite = await SQLiteSystemDatabase.open(
             url,
             run_migrations=run_migrations,
             wakeups=wakeups,
@@ -84,6 +90,9 @@ async def open_system_database(
             else recheck_interval,
             retry=retry,
         )
+        if group_commit:
+            sqlite.enable_group_commit()
+        return sqlite
     raise DBOSInitializationError(
         f"unsupported system database URL {redact_url(url)!r}: use a postgresql:// or "
         "sqlite:/// URL"

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 import trio
@@ -36,7 +36,7 @@ from ...core.retry import Backoff
 from ..errors import ConnectionLost, Contention, SystemDatabaseUnreachable
 from ..migrations import quote_identifier
 from ..protocol import BackgroundTask, QueueContention
-from ..records import ClaimedWorkflow, ClaimRequest
+from ..records import ClaimedWorkflow, ClaimRequest, WorkflowFilters, WorkflowRow
 from ..retry import Retrier, RetryPolicy
 from ..rows import (
     claim_params,
@@ -132,6 +132,9 @@ def claim_statement(schema: str, *, consistent: bool, partitioned: bool) -> str:
 class PostgresSystemDatabase(SQLSystemDatabase):
     """System database on PostgreSQL, through a Trio-native psycopg pool."""
 
+    STEP_BATCH_STATEMENT: ClassVar[str | None] = "record_steps"
+    OUTCOME_BATCH_STATEMENT: ClassVar[str | None] = "record_outcomes"
+
     def __init__(
         self,
         pool: Pool,
@@ -150,7 +153,8 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         self._db: PostgresStatements = PostgresStatements(
             pool, _statements(schema), retrier, query_timeout_ms=query_timeout_ms
         )
-        self._listing = PostgresListing(quote_identifier(schema).replace("%", "%%"))
+        self._pg_listing = PostgresListing(quote_identifier(schema).replace("%", "%%"))
+        self._listing = self._pg_listing
         self.wakeups = wakeups if wakeups is not None else WakeupRegistry()
         self.listener = None
         if use_listen_notify:
@@ -244,6 +248,12 @@ class PostgresSystemDatabase(SQLSystemDatabase):
             direct_url=direct_url,
             query_timeout_ms=None if statement_timeout is None else round(statement_timeout * 1000),
         )
+
+    async def list_workflows(self, filters: WorkflowFilters) -> list[WorkflowRow]:
+        if filters.workflow_id_prefix is not None and self._pg_listing.bytewise is None:
+            rows = await self._db.query(_DEFAULT_COLLATION, [])
+            self._pg_listing.bytewise = bool(rows) and orders_by_code_point(rows[0][0], rows[0][1])
+        return await super().list_workflows(filters)
 
     async def close(self) -> None:
         if not self._pool.closed:
@@ -419,13 +429,24 @@ class PostgresListing:
 
     def __init__(self, quoted_schema: str) -> None:
         self.table_prefix = quoted_schema + "."
+        # Whether the database's default collation orders text by code point (C, POSIX,
+        # C.UTF-8 of libc); None until asked (see PostgresSystemDatabase.list_workflows).
+        self.bytewise: bool | None = None
 
     def member_of(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
         return f"{column} = ANY(%s)", [list(values)]
 
     def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return f"{column} LIKE %s", [escaped + "%"]
+        like = f"{column} LIKE %s"
+        upper = _successor(prefix) if self.bytewise else None
+        if upper is None:
+            return like, [escaped + "%"]
+        # LIKE alone cannot use the primary key's b-tree unless the collation is "C"
+        # exactly (C.UTF-8 is not recognised): a prefix listing read the whole table
+        # (1.0 s at 1M rows). The range narrows it to an index range; LIKE stays for
+        # exactness. Only sound where text sorts by code point (``bytewise``).
+        return f"{column} >= %s AND {column} < %s AND {like}", [prefix, upper, escaped + "%"]
 
     def boolean(self, value: bool) -> Any:
         return value
@@ -441,3 +462,29 @@ class PostgresListing:
         if offset is not None:
             clause, params = clause + " OFFSET %s", [*params, offset]
         return clause, params
+
+
+# Collations of libc whose order is plain code-point order, as the server names them.
+_CODE_POINT_COLLATIONS = frozenset({"C", "POSIX", "C.UTF-8", "C.utf8"})
+
+_DEFAULT_COLLATION = (
+    "SELECT datcollate, to_jsonb(d) ->> 'datlocprovider' FROM pg_database AS d "
+    "WHERE datname = current_database()"
+)
+
+
+def orders_by_code_point(collation: str | None, provider: str | None) -> bool:
+    """Whether a database default collation sorts text by code point (so a prefix is a
+    range). ``provider`` is None before PostgreSQL 15, where the default is always libc."""
+    return provider in (None, "c") and collation in _CODE_POINT_COLLATIONS
+
+
+def _successor(prefix: str) -> str | None:
+    """The least string greater than every string starting with ``prefix``, in code-point
+    order; None when there is none to write (last character U+10FFFF, or a surrogate)."""
+    if not prefix:
+        return None
+    following = ord(prefix[-1]) + 1
+    if following > 0x10FFFF or 0xD800 <= following <= 0xDFFF:
+        return None
+    return prefix[:-1] + chr(following)

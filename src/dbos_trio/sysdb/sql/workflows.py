@@ -37,11 +37,11 @@ from ..records import (
 )
 from ..rows import init_result, new_workflow_params, recorded_step, step_params
 from ..statements import Row, Transaction
-from .base import SQLBackendBase
 from .listing import list_workflows_query, workflow_row
+from .step_batches import StepBatchOperations
 
 
-class WorkflowOperations(SQLBackendBase):
+class WorkflowOperations(StepBatchOperations):
     async def register_application_version(self, application_name: str, version: str) -> bool:
         params = {
             "application_name": application_name,
@@ -90,7 +90,7 @@ class WorkflowOperations(SQLBackendBase):
         self, owner_xid: str, step: RecordedStep, *, workflow_id: str, application_name: str | None
     ) -> None:
         params = step_params(workflow_id, owner_xid, step, application_name)
-        if await self._db.one("record_step", params) is not None:
+        if await self._write_step(params):
             return
         row = await self._db.one("diagnose_step_write", params)
         assert row is not None
@@ -113,18 +113,15 @@ class WorkflowOperations(SQLBackendBase):
         error: str | None,
         completed_at_ms: int,
     ) -> bool:
-        row = await self._db.one(
-            "record_outcome",
-            {
-                "workflow_id": workflow_id,
-                "owner_xid": owner_xid,
-                "status": status,
-                "output": output,
-                "error": error,
-                "completed_at": completed_at_ms,
-            },
-        )
-        return row is not None and row[0] == 1
+        params = {
+            "workflow_id": workflow_id,
+            "owner_xid": owner_xid,
+            "status": status,
+            "output": output,
+            "error": error,
+            "completed_at": completed_at_ms,
+        }
+        return await self._write_outcome(params)
 
     async def lost_executions(self, owners: dict[str, str]) -> dict[str, str | None]:
         rows = await self._db.all("owners_of", {"workflow_ids": list(owners)})

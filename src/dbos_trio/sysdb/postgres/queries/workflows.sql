@@ -107,3 +107,62 @@ WITH updated AS (
     ON CONFLICT (workflow_uuid) DO UPDATE SET output = excluded.output, error = excluded.error
 )
 SELECT count(*) FROM updated
+
+-- name: record_steps
+-- Group commit (sysdb/group_commit.py): step outcomes of many workflows in one autocommit
+-- statement, each row fenced as record_step fences one: inserted only while its workflow
+-- is owned by its writer's owner_xid, under a lock on that workflow row. The locks are
+-- taken in id order, so two batches cannot deadlock on each other. The (id, step) pairs
+-- inserted come back; a missing one is "not recorded" and its writer diagnoses why.
+WITH batch AS (
+    SELECT * FROM unnest(
+        %(workflow_ids)s::text[], %(owner_xids)s::text[], %(function_ids)s::int[],
+        %(function_names)s::text[], %(outputs)s::text[], %(errors)s::text[],
+        %(serializations)s::text[], %(child_workflow_ids)s::text[],
+        %(started_ats)s::bigint[], %(completed_ats)s::bigint[],
+        %(application_names)s::text[]
+    ) AS b(workflow_uuid, owner_xid, function_id, function_name, output, error,
+           serialization, child_workflow_id, started_at, completed_at, application_name)
+), owners AS (
+    SELECT ws.workflow_uuid, ws.owner_xid FROM {schema}.workflow_status AS ws
+    WHERE ws.workflow_uuid = ANY(%(workflow_ids)s::text[])
+      AND ws.owner_xid = ANY(%(owner_xids)s::text[])
+    ORDER BY ws.workflow_uuid
+    FOR NO KEY UPDATE
+)
+INSERT INTO {schema}.operation_outputs (
+    workflow_uuid, function_id, function_name, output, error, serialization,
+    child_workflow_id, started_at_epoch_ms, completed_at_epoch_ms, application_name
+)
+SELECT b.workflow_uuid, b.function_id, b.function_name, b.output, b.error, b.serialization,
+       b.child_workflow_id, b.started_at, b.completed_at, b.application_name
+FROM batch AS b
+JOIN owners AS o ON o.workflow_uuid = b.workflow_uuid AND o.owner_xid = b.owner_xid
+ON CONFLICT (workflow_uuid, function_id) DO NOTHING
+RETURNING workflow_uuid, function_id
+
+-- name: record_outcomes
+-- Group commit of outcomes: many workflows' final status and payload in one autocommit
+-- statement, each only while its row is PENDING and owned by its writer (as
+-- record_outcome). The (id, writer) pairs that won come back. A workflow twice in one
+-- batch: at most one of its writers owns it, so at most one wins.
+WITH batch AS (
+    SELECT * FROM unnest(
+        %(workflow_ids)s::text[], %(owner_xids)s::text[], %(statuses)s::text[],
+        %(outputs)s::text[], %(errors)s::text[], %(completed_ats)s::bigint[]
+    ) AS b(workflow_uuid, owner_xid, status, output, error, completed_at)
+), updated AS (
+    UPDATE {schema}.workflow_status AS ws
+    SET status = b.status, deduplication_id = NULL, owner_xid = NULL,
+        updated_at = b.completed_at, completed_at = b.completed_at
+    FROM batch AS b
+    WHERE ws.workflow_uuid = b.workflow_uuid AND ws.status = 'PENDING'
+      AND ws.owner_xid = b.owner_xid
+    RETURNING ws.workflow_uuid, b.owner_xid
+), stored AS (
+    INSERT INTO {schema}.workflow_output (workflow_uuid, output, error)
+    SELECT b.workflow_uuid, b.output, b.error FROM batch AS b
+    JOIN updated AS u ON u.workflow_uuid = b.workflow_uuid AND u.owner_xid = b.owner_xid
+    ON CONFLICT (workflow_uuid) DO UPDATE SET output = excluded.output, error = excluded.error
+)
+SELECT workflow_uuid, owner_xid FROM updated

@@ -1,0 +1,140 @@
+"""Checkpoints through group commit: how a batch of step records, or of workflow
+outcomes, is written on each backend.
+
+Invariants, and why:
+
+* A batch records exactly what its rows' single writes would have: each row is fenced by
+  its own writer's ``owner_xid`` (in the statement, under the workflow row's lock), and a
+  row not recorded is reported per row, so its writer runs the same diagnosis as after a
+  single write (cancelled, taken over, its own earlier attempt, or nondeterminism). An
+  outcome is written only while its row is PENDING and its writer's; "won" is per row.
+* On PostgreSQL a batch is one autocommit statement (``record_steps``/``record_outcomes``:
+  arrays unnested,
+  one round trip, one commit); on SQLite, one write transaction running ``record_step``
+  per row (one commit instead of one per row). Either is retried whole after a transient
+  error: rows a lost-reply attempt already committed are then "not recorded" and the
+  diagnosis recognises them as the writer's own.
+* Off unless :meth:`enable_group_commit` is called (``Config.group_commit``): then
+  ``_write_step`` and ``_write_outcome`` go through
+  :class:`~dbos_trio.sysdb.group_commit.GroupCommit` (one instance each: a batch holds
+  one kind of write).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from ..group_commit import GroupCommit
+from ..statements import Transaction
+from .base import SQLBackendBase
+
+_ARRAYS = (
+    ("workflow_ids", "workflow_id"),
+    ("owner_xids", "owner_xid"),
+    ("function_ids", "function_id"),
+    ("function_names", "function_name"),
+    ("outputs", "output"),
+    ("errors", "error"),
+    ("serializations", "serialization"),
+    ("child_workflow_ids", "child_workflow_id"),
+    ("started_ats", "started_at"),
+    ("completed_ats", "completed_at"),
+    ("application_names", "application_name"),
+)
+
+
+_OUTCOME_ARRAYS = (
+    ("workflow_ids", "workflow_id"),
+    ("owner_xids", "owner_xid"),
+    ("statuses", "status"),
+    ("outputs", "output"),
+    ("errors", "error"),
+    ("completed_ats", "completed_at"),
+)
+
+
+def batch_params(
+    items: Sequence[dict[str, Any]], arrays: Sequence[tuple[str, str]] = _ARRAYS
+) -> dict[str, list[Any]]:
+    """Single-write parameter sets as the column arrays a batch statement unnests."""
+    return {array: [item[key] for item in items] for array, key in arrays}
+
+
+def recorded_flags(items: Sequence[dict[str, Any]], inserted: set[tuple[str, int]]) -> list[bool]:
+    """Per item, whether the batch recorded it. A (workflow, step) pair twice in one batch
+    is recorded once: only its first item says so, the other is diagnosed as a single
+    write of it would have been."""
+    flags, seen = [], set()
+    for item in items:
+        key = (item["workflow_id"], item["function_id"])
+        flags.append(key in inserted and key not in seen)
+        seen.add(key)
+    return flags
+
+
+class StepBatchOperations(SQLBackendBase):
+    # The backend's one-statement batch, or None: a transaction of single writes.
+    STEP_BATCH_STATEMENT: ClassVar[str | None] = None
+    OUTCOME_BATCH_STATEMENT: ClassVar[str | None] = None
+    _step_commits: GroupCommit[dict[str, Any], bool] | None = None
+    _outcome_commits: GroupCommit[dict[str, Any], bool] | None = None
+
+    def enable_group_commit(self, *, max_batch: int = 500) -> None:
+        """Coalesce concurrent step checkpoints and outcomes of this process (see
+        group_commit.py)."""
+        self._step_commits = GroupCommit(
+            self._write_one_step, self._write_steps, max_batch=max_batch
+        )
+        self._outcome_commits = GroupCommit(
+            self._write_one_outcome, self._write_outcomes, max_batch=max_batch
+        )
+
+    @property
+    def step_commits(self) -> GroupCommit[dict[str, Any], bool] | None:
+        return self._step_commits
+
+    async def _write_step(self, params: dict[str, Any]) -> bool:
+        """Record one step checkpoint (fenced); whether it was recorded by this write."""
+        if self._step_commits is None:
+            return await self._write_one_step(params)
+        return await self._step_commits.submit(params)
+
+    async def _write_one_step(self, params: dict[str, Any]) -> bool:
+        return await self._db.one("record_step", params) is not None
+
+    async def _write_steps(self, items: Sequence[dict[str, Any]]) -> list[bool]:
+        if self.STEP_BATCH_STATEMENT is not None:
+            rows = await self._db.all(self.STEP_BATCH_STATEMENT, batch_params(items))
+            return recorded_flags(items, {(row[0], int(row[1])) for row in rows})
+
+        async def each(tx: Transaction) -> list[bool]:
+            return [await tx.one("record_step", item) is not None for item in items]
+
+        return await self._db.transaction(each)
+
+    async def _write_outcome(self, params: dict[str, Any]) -> bool:
+        """Record one workflow outcome (fenced); whether this execution won."""
+        if self._outcome_commits is None:
+            return await self._write_one_outcome(params)
+        return await self._outcome_commits.submit(params)
+
+    async def _write_one_outcome(self, params: dict[str, Any]) -> bool:
+        row = await self._db.one("record_outcome", params)
+        return row is not None and row[0] == 1
+
+    async def _write_outcomes(self, items: Sequence[dict[str, Any]]) -> list[bool]:
+        if self.OUTCOME_BATCH_STATEMENT is not None:
+            params = batch_params(items, _OUTCOME_ARRAYS)
+            rows = await self._db.all(self.OUTCOME_BATCH_STATEMENT, params)
+            won = {(row[0], row[1]) for row in rows}
+            return [(item["workflow_id"], item["owner_xid"]) in won for item in items]
+
+        async def each(tx: Transaction) -> list[bool]:
+            results = []
+            for item in items:
+                row = await tx.one("record_outcome", item)
+                results.append(row is not None and row[0] == 1)
+            return results
+
+        return await self._db.transaction(each)

@@ -1,0 +1,149 @@
+"""Step checkpoints through group commit, on both backends: batches really form, and each
+row keeps its own fencing and its own outcome (issue 21).
+
+Many workflows record steps concurrently through one backend opened with
+``group_commit=True``; among them are a workflow taken over by another execution, a
+cancelled one, a replayed step (the writer's own earlier attempt) and a nondeterministic
+one. Each caller must get exactly what a single write would have given it, and every
+recorded row must be in the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import attrs
+import pytest
+import trio
+
+from dbos_trio import (
+    DBOSStepNondeterminismError,
+    DBOSWorkflowCancelledError,
+    DBOSWorkflowConflictIDError,
+)
+from dbos_trio.sysdb.open import open_system_database
+from dbos_trio.sysdb.protocol import SystemDatabase
+from dbos_trio.sysdb.records import RecordedStep
+
+from support.backends import backend_of, execute, query
+from support.sysdb_records import APP, T0, step, workflow
+
+N = 40
+
+
+@pytest.fixture
+def url(system_database_url: str) -> str:
+    return system_database_url
+
+
+@pytest.fixture
+async def db(url: str) -> AsyncIterator[SystemDatabase]:
+    opened = await open_system_database(url, group_commit=True)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def record_all(
+    db: SystemDatabase, writes: list[tuple[str, str, RecordedStep]]
+) -> dict[int, object]:
+    """Record every (workflow, owner, step) at once; per write, None or its error."""
+    outcomes: dict[int, object] = {}
+
+    async def one(index: int, workflow_id: str, owner: str, recorded: RecordedStep) -> None:
+        try:
+            await db.record_step(owner, recorded, workflow_id=workflow_id, application_name=APP)
+            outcomes[index] = None
+        except (Exception, DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError) as error:
+            outcomes[index] = error  # the last two are BaseExceptions: control flow
+
+    async with trio.open_nursery() as nursery:
+        for index, (workflow_id, owner, recorded) in enumerate(writes):
+            nursery.start_soon(one, index, workflow_id, owner, recorded)
+    return outcomes
+
+
+async def test_each_row_of_a_batch_is_fenced_and_answered_on_its_own(
+    db: SystemDatabase, url: str
+) -> None:
+    for i in range(N):
+        await db.init_workflow(workflow(f"w{i}"), None)
+    await db.record_step("owner-w3", step(1), workflow_id="w3", application_name=APP)
+    await db.record_step("owner-w4", step(1), workflow_id="w4", application_name=APP)
+    await execute(
+        url, "UPDATE {t}workflow_status SET owner_xid = 'thief' WHERE workflow_uuid = 'w1'"
+    )
+    assert await db.cancel_workflows(["w2"], T0 + 1) == ["w2"]
+    commits = getattr(db, "step_commits", None)
+    assert commits is not None
+    before = commits.batches
+
+    writes = [(f"w{i}", f"owner-w{i}", step(1)) for i in range(N)]
+    writes[4] = ("w4", "owner-w4", step(1, name="other"))  # the same step id, another step
+    writes.append(("w5", "owner-w5", step(2)))  # two steps of one workflow in one batch
+    outcomes = await record_all(db, writes)
+
+    assert isinstance(outcomes.pop(1), DBOSWorkflowConflictIDError)
+    assert isinstance(outcomes.pop(2), DBOSWorkflowCancelledError)
+    assert isinstance(outcomes.pop(4), DBOSStepNondeterminismError)
+    assert outcomes == dict.fromkeys(outcomes)  # w3 (its own earlier write) and the rest: ok
+    assert commits.batches > before  # the concurrent writes did share commits
+    rows = await query(url, "SELECT workflow_uuid, function_id FROM {t}operation_outputs")
+    expected = {(f"w{i}", 1) for i in range(N) if i not in (1, 2)} | {("w5", 2)}
+    assert set(rows) == expected and len(rows) == len(expected)
+
+
+async def test_a_row_the_backend_refuses_fails_only_its_own_writer(
+    db: SystemDatabase, url: str
+) -> None:
+    if backend_of(url) != "postgres":
+        pytest.skip("SQLite stores a NUL character; PostgreSQL text cannot hold one")
+    for i in range(N):
+        await db.init_workflow(workflow(f"w{i}"), None)
+    writes = [(f"w{i}", f"owner-w{i}", step(1)) for i in range(N)]
+    writes[7] = ("w7", "owner-w7", attrs.evolve(step(1), output="nul\x00byte"))
+    outcomes = await record_all(db, writes)
+    assert outcomes.pop(7) is not None
+    assert outcomes == dict.fromkeys(outcomes)
+    rows = await query(url, "SELECT workflow_uuid FROM {t}operation_outputs")
+    assert sorted(r[0] for r in rows) == sorted(f"w{i}" for i in range(N) if i != 7)
+
+
+async def test_outcomes_of_a_batch_are_won_only_by_their_owners(
+    db: SystemDatabase, url: str
+) -> None:
+    for i in range(N):
+        await db.init_workflow(workflow(f"w{i}"), None)
+    await execute(
+        url, "UPDATE {t}workflow_status SET owner_xid = 'thief' WHERE workflow_uuid = 'w1'"
+    )
+    assert await db.cancel_workflows(["w2"], T0 + 1) == ["w2"]
+    commits = getattr(db, "_outcome_commits", None)
+    assert commits is not None
+    writers = [(f"w{i}", f"owner-w{i}") for i in range(N)] + [("w5", "stale-owner")]
+    won: dict[tuple[str, str], bool] = {}
+
+    async def finish(workflow_id: str, owner: str) -> None:
+        won[(workflow_id, owner)] = await db.record_outcome(
+            workflow_id,
+            owner,
+            status="SUCCESS",
+            output=f"out-{owner}",
+            error=None,
+            completed_at_ms=T0 + 5,
+        )
+
+    async with trio.open_nursery() as nursery:
+        for workflow_id, owner in writers:
+            nursery.start_soon(finish, workflow_id, owner)
+    losers = {("w1", "owner-w1"), ("w2", "owner-w2"), ("w5", "stale-owner")}
+    assert {key for key, value in won.items() if not value} == losers
+    assert len(won) == N + 1 and commits.batches >= 1
+    rows = dict(await query(url, "SELECT workflow_uuid, status FROM {t}workflow_status"))
+    assert rows.pop("w1") == "PENDING" and rows.pop("w2") == "CANCELLED"
+    assert set(rows.values()) == {"SUCCESS"}
+    [(output,)] = await query(
+        url, "SELECT output FROM {t}workflow_output WHERE workflow_uuid = 'w5'"
+    )
+    assert output == "out-owner-w5"
