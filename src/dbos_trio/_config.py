@@ -214,6 +214,7 @@ class Config:
     - ``shutdown_drain_seconds`` [None]: seconds running workflows may finish at exit.
     - ``statement_timeout`` [30.0]: seconds a listing query may run (PostgreSQL; None: no bound).
     - ``idle_in_transaction_session_timeout`` [60.0]: seconds an idle open transaction lives.
+    - ``group_commit`` [True]: concurrent workflows' step checkpoints share commits.
     """
 
     app_name: str = attrs.field(validator=_check_app_name)
