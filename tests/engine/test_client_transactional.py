@@ -50,11 +50,16 @@ async def test_an_enqueue_in_a_blocking_transaction_commits_or_rolls_back_with_i
         with psycopg.connect(dbos_url) as conn:  # not autocommit: a transaction is open
             await client.enqueue_in_transaction(conn, options("rolled-back"), 1)
             conn.rollback()
-            handle = await client.enqueue_in_transaction(conn, options("committed"), 21)
+            handle = await client.enqueue_in_transaction(
+                conn, options("committed", attributes={"tenant": "t1"}), 21
+            )
             # Not visible before the caller commits.
             assert "committed" not in await ids(dbos_url)
             conn.commit()
         assert await ids(dbos_url) == {"committed"}
+        # The row is Client.enqueue's, attributes included (one builder for both).
+        [tagged] = await client.list_workflows(attributes={"tenant": "t1"})
+        assert tagged.workflow_id == "committed"
         dbos = make_dbos()
         dbos.register_queue(QUEUE)
 

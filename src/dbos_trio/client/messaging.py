@@ -6,28 +6,23 @@ observer, like the official ``DBOSClient``.
 
 from __future__ import annotations
 
-import json
 import logging
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 from .._errors import DBOSArgumentTypeError, DBOSException
-from ..core import attributes as attributes_rules
 from ..core import validate
-from ..core.units import timeout_ms
 from ..engine import waits
 from ..engine.messages import send_message
 from ..engine.options import StartExtras
 from ..engine.queues import insert_queued
-from ..engine.rows import Placement, Writer, new_row
 from ..engine.sleep import check_seconds
 from ..engine.start import check_reuse, check_same_workflow
 from ..engine.streams import is_end
-from ..engine.telemetry import ambient_carrier_attributes
 from ..sysdb.wakeups import stream_key
 from .base import ClientBase, ClientWorkflowHandle
 from .options import EnqueueOptions, SerializationChoice, payload_format
+from .rows import enqueued_row
 
 logger = logging.getLogger("dbos_trio.client")
 
@@ -52,51 +47,8 @@ class ClientMessaging(ClientBase):
             raise DBOSArgumentTypeError(
                 f"enqueue needs EnqueueOptions, not {type(options).__name__}"
             )
-        codec, clock = runtime.codec, runtime.clock
-        fmt = payload_format(codec, options.serialization)
-        try:
-            inputs = codec.encode_inputs(tuple(args), dict(kwargs), fmt)
-        except Exception as error:
-            raise DBOSException(
-                f"cannot serialize the arguments of workflow {options.workflow_name} as "
-                f"{fmt}: {error}"
-            ) from error
-        workflow_id = options.workflow_id or str(uuid.uuid4())
-        new = new_row(
-            workflow_id=workflow_id,
-            name=options.workflow_name,
-            class_name=options.class_name,
-            config_name=options.instance_name,
-            inputs=inputs,
-            serialization=fmt,
-            now_ms=clock.now_ms(),
-            # No executor and no version unless asked: any executor of the application
-            # may claim it.
-            writer=Writer(
-                executor_id=None,
-                application_version=options.app_version,
-                application_id=None,
-                application_name=options.application_name or runtime.app_name,
-            ),
-            placement=Placement(
-                queue_name=options.queue_name,
-                deduplication_id=options.deduplication_id,
-                priority=options.priority,
-                partition_key=options.queue_partition_key,
-                delay_seconds=options.delay_seconds,
-            ),
-            timeout_ms=None
-            if options.workflow_timeout is None
-            else timeout_ms(options.workflow_timeout),
-            authenticated_user=options.authenticated_user,
-            authenticated_roles=json.dumps(list(options.authenticated_roles))
-            if options.authenticated_roles
-            else None,
-            attributes=attributes_rules.combined(
-                attributes_rules.optional(options.attributes, "EnqueueOptions.attributes"),
-                ambient_carrier_attributes(),
-            ),
-        )
+        new = enqueued_row(runtime, options, args, kwargs)
+        workflow_id = new.workflow_id
         init = await insert_queued(runtime, new, None, options.duplication_policy)
         if isinstance(init, str):
             return self._handle(init)

@@ -26,7 +26,6 @@ of a ``@ds.transaction`` function), or any connection with psycopg's async inter
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 
@@ -40,16 +39,15 @@ from .._errors import (
     DBOSQueueDeduplicatedError,
 )
 from ..core import validate
-from ..core.units import message_id, timeout_ms
+from ..core.units import message_id
 from ..engine.executor import Runtime
 from ..engine.messages import topic_of
-from ..engine.rows import Placement, Writer, new_row
 from ..engine.start import check_same_workflow
 from ..sysdb.postgres.backend import PostgresSystemDatabase, statement_text
-from ..sysdb.records import NewWorkflow
 from ..sysdb.rows import init_result, new_workflow_params
 from .base import ClientBase, ClientWorkflowHandle
 from .options import EnqueueOptions, SerializationChoice, payload_format
+from .rows import enqueued_row
 
 Row = tuple[Any, ...]
 
@@ -79,7 +77,7 @@ class ClientTransactional(ClientBase):
                 "supported (after a deduplication conflict the caller's transaction is "
                 "aborted, so the holder cannot be looked up in it)"
             )
-        new = _enqueued_row(runtime, options, args, kwargs)
+        new = enqueued_row(runtime, options, args, kwargs)
         sql = statement_text(schema, "init_workflow")
         try:
             row = await _fetch_one(conn, sql, new_workflow_params(new, None))
@@ -151,50 +149,6 @@ class ClientTransactional(ClientBase):
                 "second connection to share a transaction with)"
             )
         return runtime, sysdb.schema
-
-
-def _enqueued_row(
-    runtime: Runtime, options: EnqueueOptions, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> NewWorkflow:
-    """The row :meth:`~dbos_trio.Client.enqueue` writes for ``options`` (kept in step with
-    it: no executor, no version unless asked, the options' or the client's application)."""
-    codec, clock = runtime.codec, runtime.clock
-    fmt = payload_format(codec, options.serialization)
-    try:
-        inputs = codec.encode_inputs(tuple(args), dict(kwargs), fmt)
-    except Exception as error:
-        raise DBOSException(
-            f"cannot serialize the arguments of workflow {options.workflow_name} as {fmt}: {error}"
-        ) from error
-    return new_row(
-        workflow_id=options.workflow_id or str(uuid.uuid4()),
-        name=options.workflow_name,
-        class_name=options.class_name,
-        config_name=options.instance_name,
-        inputs=inputs,
-        serialization=fmt,
-        now_ms=clock.now_ms(),
-        writer=Writer(
-            executor_id=None,
-            application_version=options.app_version,
-            application_id=None,
-            application_name=options.application_name or runtime.app_name,
-        ),
-        placement=Placement(
-            queue_name=options.queue_name,
-            deduplication_id=options.deduplication_id,
-            priority=options.priority,
-            partition_key=options.queue_partition_key,
-            delay_seconds=options.delay_seconds,
-        ),
-        timeout_ms=None
-        if options.workflow_timeout is None
-        else timeout_ms(options.workflow_timeout),
-        authenticated_user=options.authenticated_user,
-        authenticated_roles=json.dumps(list(options.authenticated_roles))
-        if options.authenticated_roles
-        else None,
-    )
 
 
 async def _fetch_one(conn: Any, sql: str, params: dict[str, Any]) -> Row | None:
