@@ -10,31 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
 import trio.testing
 
 from dbos_trio import DBOS, Config
-from dbos_trio.sysdb.sqlite.backend import SQLiteSystemDatabase
 from dbos_trio.testing import VIRTUAL_BACKGROUND_INTERVAL, launched, sqlite_url
+
+from support.sweeps import count_timeout_sweeps, most_ticks
 
 HOUR, DAY = 3600.0, 86400.0
 SPAN = 7 * DAY + HOUR
-
-
-def count_timeout_sweeps(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count the timeout sweep's queries (one per tick) on every SQLite system database."""
-    ticks = [0]
-    original = SQLiteSystemDatabase.sweep_timeouts
-
-    async def counted(self: SQLiteSystemDatabase, application_name: str, now_ms: int) -> Any:
-        ticks[0] += 1
-        return await original(self, application_name, now_ms)
-
-    monkeypatch.setattr(SQLiteSystemDatabase, "sweep_timeouts", counted)
-    return ticks
 
 
 def week_then_hour_app(path: Path) -> tuple[DBOS, Callable[[], Awaitable[object]]]:
@@ -59,11 +46,6 @@ async def run_week_then_hour(
         handle = await dbos.start_workflow(patient)
         assert await handle.get_result() is None
         return trio.current_time() - began, pacing
-
-
-def most_ticks(span: float) -> int:
-    # One tick per interval with up to 10 % jitter early, plus the one at launch.
-    return int(span / (VIRTUAL_BACKGROUND_INTERVAL * 0.9)) + 2
 
 
 async def test_a_plain_launch_on_the_autojump_clock_sweeps_every_five_virtual_minutes(
