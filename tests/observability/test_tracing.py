@@ -229,6 +229,26 @@ async def test_an_enqueued_workflow_continues_the_enqueuers_trace_from_the_persi
     assert workflow.attributes is not None and workflow.attributes["queueName"] == "otel-q"
 
 
+async def test_a_workflow_enqueued_by_name_continues_the_enqueuers_trace(dbos_url: str) -> None:
+    # dbos.enqueue(EnqueueOptions(...)) writes its row apart from Queue.enqueue: it must
+    # persist the same carrier.
+    provider, exporter = memory_provider()
+    app = build_traced_app(dbos_url, "exec-n", provider)
+    app.dbos.register_queue("otel-n", polling_interval_sec=0.05)
+    tracer = provider.get_tracer("test")
+    async with app.dbos.launched():
+        with tracer.start_as_current_span("enqueuer") as enqueuer:
+            options = EnqueueOptions(
+                workflow_name="otel.traced", queue_name="otel-n", workflow_id="named-1"
+            )
+            handle = await app.dbos.enqueue(options, 3)
+        assert await handle.get_result() == 8
+    workflow = one(exporter.get_finished_spans(), "otel.traced")
+    assert workflow.context.trace_id == enqueuer.get_span_context().trace_id
+    assert workflow.parent is not None
+    assert workflow.parent.span_id == enqueuer.get_span_context().span_id
+
+
 async def test_a_workflow_a_client_enqueues_inside_a_span_continues_that_trace(
     dbos_url: str,
 ) -> None:

@@ -18,19 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._errors import DBOSException, DBOSQueueDeduplicatedError
+from .._errors import DBOSException
 from .._serialization import PORTABLE_JSON
+from ..core import attributes as attributes_rules
 from ..core.admission import QueueConfig
 from ..core.units import timeout_ms as to_timeout_ms
-from ..sysdb.wakeups import queue_key
 from . import checkpoint
 from .checkpoint import Slot
 from .context import current_step, current_workflow
 from .handle import WorkflowHandle, handle_for
 from .options import EnqueueOptions, StartExtras, enqueue_options, start_extras, take_assigned_id
-from .queues import check_enqueue, insert_queued
+from .queues import check_enqueue, insert_enqueued
 from .rows import Placement, Writer, new_row
-from .start import check_reuse, check_same_workflow, child_workflow_id, parent_step, start_timeout
+from .start import child_workflow_id, start_timeout
+from .telemetry import carrier_attributes
 
 if TYPE_CHECKING:
     from .executor import Executor
@@ -151,24 +152,8 @@ async def _enqueue(
         authenticated_roles=json.dumps(list(request.authenticated_roles))
         if request.authenticated_roles
         else None,
-        attributes=extras.attributes,
+        attributes=attributes_rules.combined(
+            extras.attributes, carrier_attributes(executor.tracing)
+        ),
     )
-    link = None if slot is None else parent_step(slot, now)
-    try:
-        if slot is None:
-            init = await insert_queued(executor, new, link, options.duplication_policy)
-        else:
-            with checkpoint.control_latch(slot.ctx):
-                init = await insert_queued(executor, new, link, options.duplication_policy)
-    except DBOSQueueDeduplicatedError as duplicate:
-        if slot is not None:
-            await checkpoint.record_error(slot, duplicate, started_at_ms=now)
-        raise
-    if isinstance(init, str):
-        return handle_for(executor, init)
-    check_same_workflow(
-        workflow_id, init, request.workflow_name, request.class_name, request.config_name
-    )
-    check_reuse(workflow_id, init, extras)
-    executor.wakeups.wake(queue_key(request.queue_name))
-    return handle_for(executor, workflow_id)
+    return await insert_enqueued(executor, new, slot, now, options, extras)

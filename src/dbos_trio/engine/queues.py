@@ -131,6 +131,21 @@ async def _enqueue(
             extras.attributes, carrier_attributes(executor.tracing)
         ),
     )
+    return await insert_enqueued(executor, new, slot, now, options, extras)
+
+
+async def insert_enqueued(
+    executor: Executor,
+    new: NewWorkflow,
+    slot: Slot | None,
+    now: int,
+    options: EnqueueOptions,
+    extras: StartExtras,
+) -> WorkflowHandle[Any]:
+    """Insert an enqueue's row — from a workflow body with its parent step, under the
+    control latch, a deduplication refusal recorded as the step's error — and return the
+    handle: the holder's (``return-existing``), or this id's once the existing row is
+    checked to be the same workflow and allowed by the reuse policy. Wakes the queue."""
     link = None if slot is None else parent_step(slot, now)
     try:
         if slot is None:
@@ -144,10 +159,10 @@ async def _enqueue(
         raise
     if isinstance(init, str):
         return handle_for(executor, init)
-    check_same_workflow(workflow_id, init, registered.name, shape.class_name, shape.config_name)
-    check_reuse(workflow_id, init, extras)
-    executor.wakeups.wake(queue_key(queue_name))
-    return handle_for(executor, workflow_id)
+    check_same_workflow(new.workflow_id, init, new.name, new.class_name, new.config_name)
+    check_reuse(new.workflow_id, init, extras)
+    executor.wakeups.wake(queue_key(new.queue_name or INTERNAL_QUEUE))
+    return handle_for(executor, new.workflow_id)
 
 
 async def insert_queued(
