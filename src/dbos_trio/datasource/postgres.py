@@ -48,6 +48,7 @@ from .protocol import (
     StepAlreadyRecorded,
     TransactionConnection,
     TransactionOutcomeUnknown,
+    ended_by_body,
 )
 
 T = TypeVar("T")
@@ -207,10 +208,7 @@ class PostgresDatasource:
         finally:
             tx.end()
         if conn.pgconn.transaction_status == _IDLE:
-            raise DBOSException(
-                "the transaction function committed or rolled back its transaction itself; "
-                "leave that to the datasource (its result must commit with its writes)"
-            )
+            raise ended_by_body()
         if target is not None:
             output, serialization = target.encode(value)
             await self._insert(conn, target, output, None, serialization)
@@ -226,13 +224,7 @@ class PostgresDatasource:
         error: str | None,
         serialization: str,
     ) -> None:
-        params = {
-            "workflow_id": target.workflow_id,
-            "step_id": target.step_id,
-            "output": output,
-            "error": error,
-            "serialization": serialization,
-        }
+        params = target.row(output, error, serialization)
         cur = await conn.execute(self._sql["insert_checkpoint"], params, prepare=True)
         if await cur.fetchone() is None:
             raise StepAlreadyRecorded(f"step {target.step_id} of {target.workflow_id}")

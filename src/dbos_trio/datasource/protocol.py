@@ -103,6 +103,25 @@ class CheckpointTarget:
     encode: Callable[[Any], tuple[str, str]]
     fence: Callable[[], Awaitable[None]]
 
+    def row(self, output: str | None, error: str | None, serialization: str) -> dict[str, Any]:
+        """The parameters of the ``insert_checkpoint`` statement both backends run."""
+        return {
+            "workflow_id": self.workflow_id,
+            "step_id": self.step_id,
+            "output": output,
+            "error": error,
+            "serialization": serialization,
+        }
+
+
+def ended_by_body() -> DBOSException:
+    """What a backend raises when the transaction function committed or rolled back the
+    transaction itself: its result could no longer commit with its writes."""
+    return DBOSException(
+        "the transaction function committed or rolled back its transaction itself; "
+        "leave that to the datasource (its result must commit with its writes)"
+    )
+
 
 class StepAlreadyRecorded(Exception):
     """The checkpoint insert found the row taken: another execution committed this step

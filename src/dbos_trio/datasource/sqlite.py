@@ -46,6 +46,7 @@ from .protocol import (
     Row,
     StepAlreadyRecorded,
     TransactionConnection,
+    ended_by_body,
 )
 
 logger = logging.getLogger("dbos_trio.datasource")
@@ -238,11 +239,7 @@ class SQLiteDatasource:
                 finally:
                     tx.end()
                 if not raw.in_transaction:
-                    raise DBOSException(
-                        "the transaction function committed or rolled back its transaction "
-                        "itself; leave that to the datasource (its result must commit with "
-                        "its writes)"
-                    )
+                    raise ended_by_body()
                 if target is not None:
                     output, serialization = target.encode(value)
                     self._insert(raw, target, output, None, serialization)
@@ -261,13 +258,7 @@ class SQLiteDatasource:
         error: str | None,
         serialization: str,
     ) -> None:
-        params = {
-            "workflow_id": target.workflow_id,
-            "step_id": target.step_id,
-            "output": output,
-            "error": error,
-            "serialization": serialization,
-        }
+        params = target.row(output, error, serialization)
         if raw.execute(self._sql["insert_checkpoint"], params).fetchone() is None:
             raise StepAlreadyRecorded(f"step {target.step_id} of {target.workflow_id}")
 
