@@ -25,6 +25,7 @@ from dbos_trio import (
     PickleSerializer,
     SetWorkflowID,
 )
+from dbos_trio.engine import watch
 
 from support.backends import execute, query, status_row, steps_of
 from support.queue_apps import APP_NAME, build_app, expected_three_steps
@@ -108,8 +109,11 @@ async def test_a_killed_processs_workflows_finish_in_a_fresh_launch_and_step_one
 
 
 async def test_a_stale_execution_stops_at_its_next_checkpoint_and_returns_the_new_owners_outcome(
-    dbos_url: str,
+    dbos_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # What is under test is the checkpoint's fence: A's watcher (which would stop A within a
+    # second of the hand-over, racing B) is kept from looking.
+    monkeypatch.setattr(watch, "WATCH_INTERVAL_SECONDS", 3600.0)
     side = SideTable(dbos_url)
     side.create()
     release = trio.Event()

@@ -71,6 +71,33 @@ def new_workflow_placeholders(
     }
 
 
+def new_workflow_parameters() -> tuple[str, ...]:
+    """Each parameter a new row takes a value from, once, in column order, then ``inputs``."""
+    names = dict.fromkeys(name for _, name in NEW_WORKFLOW_COLUMNS)
+    return (*names, "inputs")
+
+
+def new_workflow_batch_placeholders(
+    types: dict[str, str], casts: dict[str, str] | None = None
+) -> dict[str, str]:
+    """For a PostgreSQL batch insert of new rows from unnested arrays (one array per
+    parameter, named as in :func:`new_workflow_params`): ``{new_workflow_arrays}`` (the
+    typed arrays), ``{new_workflow_fields}`` (the unnested columns' names) and
+    ``{new_workflow_batch_values}`` (the insert's values, from the alias ``b``). A
+    parameter not in ``types`` is text."""
+    casts = casts or {}
+    parameters = new_workflow_parameters()
+    return {
+        "new_workflow_arrays": ", ".join(
+            f"%({name})s::{types.get(name, 'text')}[]" for name in parameters
+        ),
+        "new_workflow_fields": ", ".join(parameters),
+        "new_workflow_batch_values": ", ".join(
+            f"b.{name}{casts.get(name, '')}" for _, name in NEW_WORKFLOW_COLUMNS
+        ),
+    }
+
+
 def new_workflow_params(new: NewWorkflow, parent: ParentStep | None) -> dict[str, Any]:
     params: dict[str, Any] = {
         "workflow_id": new.workflow_id,

@@ -42,6 +42,7 @@ from ..rows import (
     claim_params,
     claimed_workflow,
     in_dequeue_order,
+    new_workflow_batch_placeholders,
     new_workflow_placeholders,
 )
 from ..sql import SQLSystemDatabase
@@ -80,6 +81,20 @@ CLAIM_RETRY_POLICY = RetryPolicy(connection=None, contention=None)
 _PARTITION_FILTER = "AND queue_partition_key = %(partition_key)s"
 
 
+# The parameters of a new workflow row that are not text, by their column's type (for the
+# arrays of the batched start, init_workflows).
+_NEW_WORKFLOW_TYPES = {
+    "created_at": "bigint",
+    "recovery_attempts": "bigint",
+    "timeout_ms": "bigint",
+    "deadline_epoch_ms": "bigint",
+    "priority": "int",
+    "delay_until_epoch_ms": "bigint",
+    "is_debounced": "boolean",
+    "debounce_deadline_epoch_ms": "bigint",
+}
+
+
 def _claim_name(consistent: bool, partitioned: bool) -> str:
     return f"claim_{'nowait' if consistent else 'skip_locked'}{'_partition' if partitioned else ''}"
 
@@ -92,6 +107,7 @@ def _values(schema: str) -> dict[str, Value]:
         "now_ms": "(EXTRACT(epoch FROM now()) * 1000)::bigint",
         "in": lambda parameter: f"= ANY(%({parameter})s)",
         **new_workflow_placeholders("%({})s", {"attributes": "::jsonb"}),
+        **new_workflow_batch_placeholders(_NEW_WORKFLOW_TYPES, {"attributes": "::jsonb"}),
     }
 
 
@@ -134,6 +150,7 @@ class PostgresSystemDatabase(SQLSystemDatabase):
 
     STEP_BATCH_STATEMENT: ClassVar[str | None] = "record_steps"
     OUTCOME_BATCH_STATEMENT: ClassVar[str | None] = "record_outcomes"
+    INIT_BATCH_STATEMENT: ClassVar[str | None] = "init_workflows"
 
     def __init__(
         self,

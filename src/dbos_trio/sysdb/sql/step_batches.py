@@ -1,5 +1,5 @@
-"""Checkpoints through group commit: how a batch of step records, or of workflow
-outcomes, is written on each backend.
+"""Checkpoints through group commit: how a batch of step records, of workflow outcomes,
+or of workflow starts is written on each backend.
 
 Invariants, and why:
 
@@ -8,16 +8,17 @@ Invariants, and why:
   row not recorded is reported per row, so its writer runs the same diagnosis as after a
   single write (cancelled, taken over, its own earlier attempt, or nondeterminism). An
   outcome is written only while its row is PENDING and its writer's; "won" is per row.
-* On PostgreSQL a batch is one autocommit statement (``record_steps``/``record_outcomes``:
-  arrays unnested,
+* On PostgreSQL a batch is one autocommit statement (``record_steps``,
+  ``record_outcomes``, ``init_workflows``: arrays unnested,
   one round trip, one commit); on SQLite, one write transaction running ``record_step``
   per row (one commit instead of one per row). Either is retried whole after a transient
   error: rows a lost-reply attempt already committed are then "not recorded" and the
   diagnosis recognises them as the writer's own.
 * Off unless :meth:`enable_group_commit` is called (``Config.group_commit``): then
-  ``_write_step`` and ``_write_outcome`` go through
+  ``_write_step``, ``_write_outcome`` and ``_write_start`` go through
   :class:`~dbos_trio.sysdb.group_commit.GroupCommit` (one instance each: a batch holds
-  one kind of write).
+  one kind of write). A child's start is never batched: it writes its parent's checkpoint
+  under the parent's fence, in its own statement.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ..group_commit import GroupCommit
-from ..statements import Transaction
+from ..rows import new_workflow_parameters
+from ..statements import Row, Transaction
 from .base import SQLBackendBase
 
 _ARRAYS = (
@@ -61,6 +63,17 @@ def batch_params(
     return {array: [item[key] for item in items] for array, key in arrays}
 
 
+def split_repeats(items: Sequence[dict[str, Any]]) -> tuple[list[int], list[int]]:
+    """Indexes of each workflow id's first item, and of the items repeating an id."""
+    firsts: list[int] = []
+    repeats: list[int] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        (repeats if item["workflow_id"] in seen else firsts).append(index)
+        seen.add(item["workflow_id"])
+    return firsts, repeats
+
+
 def recorded_flags(items: Sequence[dict[str, Any]], inserted: set[tuple[str, int]]) -> list[bool]:
     """Per item, whether the batch recorded it. A (workflow, step) pair twice in one batch
     is recorded once: only its first item says so, the other is diagnosed as a single
@@ -77,11 +90,13 @@ class StepBatchOperations(SQLBackendBase):
     # The backend's one-statement batch, or None: a transaction of single writes.
     STEP_BATCH_STATEMENT: ClassVar[str | None] = None
     OUTCOME_BATCH_STATEMENT: ClassVar[str | None] = None
+    INIT_BATCH_STATEMENT: ClassVar[str | None] = None
     _step_commits: GroupCommit[dict[str, Any], bool] | None = None
     _outcome_commits: GroupCommit[dict[str, Any], bool] | None = None
+    _start_commits: GroupCommit[dict[str, Any], Row | None] | None = None
 
     def enable_group_commit(self, *, max_batch: int = 500) -> None:
-        """Coalesce concurrent step checkpoints and outcomes of this process (see
+        """Coalesce concurrent step checkpoints, outcomes and starts of this process (see
         group_commit.py)."""
         self._step_commits = GroupCommit(
             self._write_one_step, self._write_steps, max_batch=max_batch
@@ -89,10 +104,17 @@ class StepBatchOperations(SQLBackendBase):
         self._outcome_commits = GroupCommit(
             self._write_one_outcome, self._write_outcomes, max_batch=max_batch
         )
+        self._start_commits = GroupCommit(
+            self._write_one_start, self._write_starts, max_batch=max_batch
+        )
 
     @property
     def step_commits(self) -> GroupCommit[dict[str, Any], bool] | None:
         return self._step_commits
+
+    @property
+    def start_commits(self) -> GroupCommit[dict[str, Any], Row | None] | None:
+        return self._start_commits
 
     async def _write_step(self, params: dict[str, Any]) -> bool:
         """Record one step checkpoint (fenced); whether it was recorded by this write."""
@@ -138,3 +160,34 @@ class StepBatchOperations(SQLBackendBase):
             return results
 
         return await self._db.transaction(each)
+
+    async def _write_start(self, params: dict[str, Any]) -> Row | None:
+        """Make or find one top-level workflow's row (``init_workflow``); its row."""
+        if self._start_commits is None:
+            return await self._write_one_start(params)
+        return await self._start_commits.submit(params)
+
+    async def _write_one_start(self, params: dict[str, Any]) -> Row | None:
+        return await self._db.one("init_workflow", params)
+
+    async def _write_starts(self, items: Sequence[dict[str, Any]]) -> list[Row | None]:
+        if self.INIT_BATCH_STATEMENT is None:
+
+            async def each(tx: Transaction) -> list[Row | None]:
+                return [await tx.one("init_workflow", item) for item in items]
+
+            return await self._db.transaction(each)
+        firsts, repeats = split_repeats(items)
+        batch = [items[index] for index in firsts]
+        params = {name: [item[name] for item in batch] for name in new_workflow_parameters()}
+        rows = await self._db.all(self.INIT_BATCH_STATEMENT, params)
+        by_id = {row[0]: tuple(row[1:]) for row in rows}
+        results: list[Row | None] = [by_id.get(item["workflow_id"]) for item in items]
+        # A repeated id (two starts of one workflow in the same batch) is started after the
+        # batch, alone: it finds the row the batch made, as it would have one started first.
+        for index in repeats:
+            results[index] = await self._write_one_start(items[index])
+        for index, result in enumerate(results):
+            if result is None:  # cannot happen (every row comes back); never guess
+                results[index] = await self._write_one_start(items[index])
+        return results

@@ -67,9 +67,11 @@ class WorkflowOperations(StepBatchOperations):
 
     async def init_workflow(self, new: NewWorkflow, parent: ParentStep | None) -> InitResult:
         params = new_workflow_params(new, parent)
-        name = "init_workflow" if parent is None else "init_child_workflow"
         try:
-            row = await self._db.one(name, params)
+            if parent is None:
+                row = await self._write_start(params)
+            else:
+                row = await self._db.one("init_child_workflow", params)
         except UniqueViolation:
             if not new.deduplication_id:
                 raise

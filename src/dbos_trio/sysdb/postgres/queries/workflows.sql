@@ -29,6 +29,35 @@ SELECT inserted.creator_xid IS NOT DISTINCT FROM %(creator_xid)s, inserted.statu
 FROM inserted
 LEFT JOIN {schema}.workflow_output AS wo ON wo.workflow_uuid = inserted.workflow_uuid
 
+-- name: init_workflows
+-- Group commit of starts (sysdb/group_commit.py): init_workflow for many new workflows in
+-- one autocommit statement, each row exactly as init_workflow would make or find it. The
+-- rows are inserted in id order (two batches lock existing rows alike, so cannot
+-- deadlock); an id must not be twice in one batch (ON CONFLICT DO UPDATE cannot touch a
+-- row twice: the caller writes repeats alone). Each row comes back with its id first, then
+-- init_workflow's columns.
+WITH batch AS (
+    SELECT * FROM unnest({new_workflow_arrays}) AS b({new_workflow_fields})
+), inserted AS (
+    INSERT INTO {schema}.workflow_status AS ws ({new_workflow_columns})
+    SELECT {new_workflow_batch_values} FROM batch AS b ORDER BY b.workflow_id
+    ON CONFLICT (workflow_uuid) DO UPDATE SET updated_at = ws.updated_at
+    RETURNING workflow_uuid, creator_xid, status, name, class_name, config_name, queue_name,
+              serialization, workflow_deadline_epoch_ms, output, error
+), stored_inputs AS (
+    INSERT INTO {schema}.workflow_input (workflow_uuid, inputs)
+    SELECT i.workflow_uuid, b.inputs FROM inserted AS i
+    JOIN batch AS b ON b.workflow_id = i.workflow_uuid AND b.creator_xid = i.creator_xid
+    ON CONFLICT (workflow_uuid) DO NOTHING
+)
+SELECT i.workflow_uuid, i.creator_xid IS NOT DISTINCT FROM b.creator_xid, i.status,
+       i.name, i.class_name, i.config_name, i.queue_name, i.serialization,
+       i.workflow_deadline_epoch_ms, COALESCE(wo.output, i.output),
+       COALESCE(wo.error, i.error), NULL::text
+FROM inserted AS i
+JOIN batch AS b ON b.workflow_id = i.workflow_uuid
+LEFT JOIN {schema}.workflow_output AS wo ON wo.workflow_uuid = i.workflow_uuid
+
 -- name: init_child_workflow
 -- init_workflow for a child started from a workflow body: the parent's checkpoint (step
 -- id, child's name, child id) is written in the same statement, and nothing at all is
