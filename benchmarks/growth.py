@@ -161,6 +161,85 @@ def explain_claims(url: str, now_ms: int) -> dict[str, Any]:
     return plans
 
 
+BATCH = 200  # rows per group-commit batch in the EXPLAINs below
+
+
+def explain_batches(url: str, now_ms: int) -> dict[str, Any]:
+    """The group-commit statements (issue 21) at this size, each with a batch of
+    :data:`BATCH` rows: steps and outcomes of as many PENDING workflows, and as many new
+    starts. Executed (ANALYZE) and rolled back."""
+    from dbos_trio.sysdb.postgres.backend import statement_text
+    from dbos_trio.sysdb.records import NewWorkflow
+    from dbos_trio.sysdb.rows import new_workflow_params
+    from dbos_trio.sysdb.sql.step_batches import batch_params
+
+    growth_load.insert_pending(url, BATCH, "batch", now_ms)
+    ids = [f"rec-batch-{i}" for i in range(1, BATCH + 1)]
+    owner = {"owner_xid": "dead-owner", "application_name": APP_NAME}
+    steps = [
+        {
+            **owner,
+            "workflow_id": wid,
+            "function_id": 1,
+            "function_name": "s",
+            "output": "o",
+            "error": None,
+            "serialization": "portable_json",
+            "child_workflow_id": None,
+            "started_at": now_ms,
+            "completed_at": now_ms,
+        }
+        for wid in ids
+    ]
+    outcomes = [
+        {
+            **owner,
+            "workflow_id": wid,
+            "status": "SUCCESS",
+            "output": "o",
+            "error": None,
+            "completed_at": now_ms,
+        }
+        for wid in ids
+    ]
+    starts = [
+        new_workflow_params(
+            NewWorkflow(
+                workflow_id=str(uuid.uuid4()),
+                status="PENDING",
+                name="growth_started",
+                class_name=None,
+                config_name=None,
+                inputs="[]",
+                serialization="portable_json",
+                creator_xid="c",
+                owner_xid="c",
+                recovery_attempts=1,
+                created_at_ms=now_ms,
+                executor_id=EXECUTOR_ID,
+                application_version=APP_VERSION,
+                application_name=APP_NAME,
+            ),
+            None,
+        )
+        for _ in range(BATCH)
+    ]
+    plans = {}
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            for label, name, items in (
+                (f"record_steps x{BATCH}", "record_steps", steps),
+                (f"record_outcomes x{BATCH}", "record_outcomes", outcomes),
+                (f"init_workflows x{BATCH}", "init_workflows", starts),
+            ):
+                plan = _explain(conn, statement_text("dbos", name), batch_params(items))
+                plan["text"] = "\n".join(row[0] for row in plan["text"])
+                plans[label] = plan
+    finally:
+        growth_load.delete_recovered(url, "batch")
+    return plans
+
+
 def _claim_request(now_ms: int, counted: bool) -> Any:
     from dbos_trio.sysdb.records import ClaimRequest
 
@@ -346,7 +425,11 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             latency = trio.run(probe_size, url, size, args.samples, now_ms)
             claims = latency.pop("explain_claims")
             record["latency"] = latency
-            record["explain"] = {**explain_listings(url, now_ms), **claims}
+            record["explain"] = {
+                **explain_listings(url, now_ms),
+                **claims,
+                **explain_batches(url, now_ms),
+            }
             if args.recover:
                 record["latency"].update(trio.run(probe_recovery, url, args.recover, f"s{size}"))
             record["environment"] = common.server_environment(url)

@@ -77,25 +77,17 @@ def new_workflow_parameters() -> tuple[str, ...]:
     return (*names, "inputs")
 
 
-def new_workflow_batch_placeholders(
-    types: dict[str, str], casts: dict[str, str] | None = None
-) -> dict[str, str]:
-    """For a PostgreSQL batch insert of new rows from unnested arrays (one array per
-    parameter, named as in :func:`new_workflow_params`): ``{new_workflow_arrays}`` (the
-    typed arrays), ``{new_workflow_fields}`` (the unnested columns' names) and
-    ``{new_workflow_batch_values}`` (the insert's values, from the alias ``b``). A
-    parameter not in ``types`` is text."""
+def new_workflow_record(types: dict[str, str]) -> str:
+    """The record type of one new row's parameters (``name type, ...``, in
+    :func:`new_workflow_parameters` order) for a PostgreSQL ``json_to_recordset`` of a
+    batch of starts; a parameter not in ``types`` is text."""
+    return ", ".join(f"{name} {types.get(name, 'text')}" for name in new_workflow_parameters())
+
+
+def new_workflow_batch_values(casts: dict[str, str] | None = None) -> str:
+    """The insert's values of a new row, in column order, from the batch alias ``b``."""
     casts = casts or {}
-    parameters = new_workflow_parameters()
-    return {
-        "new_workflow_arrays": ", ".join(
-            f"%({name})s::{types.get(name, 'text')}[]" for name in parameters
-        ),
-        "new_workflow_fields": ", ".join(parameters),
-        "new_workflow_batch_values": ", ".join(
-            f"b.{name}{casts.get(name, '')}" for _, name in NEW_WORKFLOW_COLUMNS
-        ),
-    }
+    return ", ".join(f"b.{name}{casts.get(name, '')}" for _, name in NEW_WORKFLOW_COLUMNS)
 
 
 def new_workflow_params(new: NewWorkflow, parent: ParentStep | None) -> dict[str, Any]:

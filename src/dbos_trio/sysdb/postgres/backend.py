@@ -42,8 +42,9 @@ from ..rows import (
     claim_params,
     claimed_workflow,
     in_dequeue_order,
-    new_workflow_batch_placeholders,
+    new_workflow_batch_values,
     new_workflow_placeholders,
+    new_workflow_record,
 )
 from ..sql import SQLSystemDatabase
 from ..statements import (
@@ -82,7 +83,7 @@ _PARTITION_FILTER = "AND queue_partition_key = %(partition_key)s"
 
 
 # The parameters of a new workflow row that are not text, by their column's type (for the
-# arrays of the batched start, init_workflows).
+# record of the batched start, init_workflows).
 _NEW_WORKFLOW_TYPES = {
     "created_at": "bigint",
     "recovery_attempts": "bigint",
@@ -107,7 +108,8 @@ def _values(schema: str) -> dict[str, Value]:
         "now_ms": "(EXTRACT(epoch FROM now()) * 1000)::bigint",
         "in": lambda parameter: f"= ANY(%({parameter})s)",
         **new_workflow_placeholders("%({})s", {"attributes": "::jsonb"}),
-        **new_workflow_batch_placeholders(_NEW_WORKFLOW_TYPES, {"attributes": "::jsonb"}),
+        "new_workflow_record": new_workflow_record(_NEW_WORKFLOW_TYPES),
+        "new_workflow_batch_values": new_workflow_batch_values({"attributes": "::jsonb"}),
     }
 
 

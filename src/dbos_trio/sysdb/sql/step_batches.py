@@ -9,7 +9,7 @@ Invariants, and why:
   single write (cancelled, taken over, its own earlier attempt, or nondeterminism). An
   outcome is written only while its row is PENDING and its writer's; "won" is per row.
 * On PostgreSQL a batch is one autocommit statement (``record_steps``,
-  ``record_outcomes``, ``init_workflows``: arrays unnested,
+  ``record_outcomes``, ``init_workflows``: the rows as one JSON array,
   one round trip, one commit); on SQLite, one write transaction running ``record_step``
   per row (one commit instead of one per row). Either is retried whole after a transient
   error: rows a lost-reply attempt already committed are then "not recorded" and the
@@ -23,44 +23,19 @@ Invariants, and why:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ..group_commit import GroupCommit
-from ..rows import new_workflow_parameters
 from ..statements import Row, Transaction
 from .base import SQLBackendBase
 
-_ARRAYS = (
-    ("workflow_ids", "workflow_id"),
-    ("owner_xids", "owner_xid"),
-    ("function_ids", "function_id"),
-    ("function_names", "function_name"),
-    ("outputs", "output"),
-    ("errors", "error"),
-    ("serializations", "serialization"),
-    ("child_workflow_ids", "child_workflow_id"),
-    ("started_ats", "started_at"),
-    ("completed_ats", "completed_at"),
-    ("application_names", "application_name"),
-)
 
-
-_OUTCOME_ARRAYS = (
-    ("workflow_ids", "workflow_id"),
-    ("owner_xids", "owner_xid"),
-    ("statuses", "status"),
-    ("outputs", "output"),
-    ("errors", "error"),
-    ("completed_ats", "completed_at"),
-)
-
-
-def batch_params(
-    items: Sequence[dict[str, Any]], arrays: Sequence[tuple[str, str]] = _ARRAYS
-) -> dict[str, list[Any]]:
-    """Single-write parameter sets as the column arrays a batch statement unnests."""
-    return {array: [item[key] for item in items] for array, key in arrays}
+def batch_params(items: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Single-write parameter sets as the one JSON array a PostgreSQL batch statement reads
+    with ``json_to_recordset`` (every value is text, a number, a boolean or null)."""
+    return {"batch": json.dumps(list(items))}
 
 
 def split_repeats(items: Sequence[dict[str, Any]]) -> tuple[list[int], list[int]]:
@@ -147,8 +122,7 @@ class StepBatchOperations(SQLBackendBase):
 
     async def _write_outcomes(self, items: Sequence[dict[str, Any]]) -> list[bool]:
         if self.OUTCOME_BATCH_STATEMENT is not None:
-            params = batch_params(items, _OUTCOME_ARRAYS)
-            rows = await self._db.all(self.OUTCOME_BATCH_STATEMENT, params)
+            rows = await self._db.all(self.OUTCOME_BATCH_STATEMENT, batch_params(items))
             won = {(row[0], row[1]) for row in rows}
             return [(item["workflow_id"], item["owner_xid"]) in won for item in items]
 
@@ -179,8 +153,7 @@ class StepBatchOperations(SQLBackendBase):
             return await self._db.transaction(each)
         firsts, repeats = split_repeats(items)
         batch = [items[index] for index in firsts]
-        params = {name: [item[name] for item in batch] for name in new_workflow_parameters()}
-        rows = await self._db.all(self.INIT_BATCH_STATEMENT, params)
+        rows = await self._db.all(self.INIT_BATCH_STATEMENT, batch_params(batch))
         by_id = {row[0]: tuple(row[1:]) for row in rows}
         results: list[Row | None] = [by_id.get(item["workflow_id"]) for item in items]
         # A repeated id (two starts of one workflow in the same batch) is started after the

@@ -35,9 +35,10 @@ LEFT JOIN {schema}.workflow_output AS wo ON wo.workflow_uuid = inserted.workflow
 -- rows are inserted in id order (two batches lock existing rows alike, so cannot
 -- deadlock); an id must not be twice in one batch (ON CONFLICT DO UPDATE cannot touch a
 -- row twice: the caller writes repeats alone). Each row comes back with its id first, then
--- init_workflow's columns.
-WITH batch AS (
-    SELECT * FROM unnest({new_workflow_arrays}) AS b({new_workflow_fields})
+-- init_workflow's columns. The batch is a JSON array of the single starts' parameter
+-- objects, as for record_steps.
+WITH batch AS MATERIALIZED (
+    SELECT * FROM json_to_recordset(%(batch)s::json) AS b({new_workflow_record})
 ), inserted AS (
     INSERT INTO {schema}.workflow_status AS ws ({new_workflow_columns})
     SELECT {new_workflow_batch_values} FROM batch AS b ORDER BY b.workflow_id
@@ -56,7 +57,12 @@ SELECT i.workflow_uuid, i.creator_xid IS NOT DISTINCT FROM b.creator_xid, i.stat
        COALESCE(wo.error, i.error), NULL::text
 FROM inserted AS i
 JOIN batch AS b ON b.workflow_id = i.workflow_uuid
-LEFT JOIN {schema}.workflow_output AS wo ON wo.workflow_uuid = i.workflow_uuid
+-- Lateral, and LIMIT 1 so the planner keeps it so: one primary-key lookup per row (as a
+-- plain join, it hashed a scan of the whole workflow_output for the batch's rows).
+LEFT JOIN LATERAL (
+    SELECT output, error FROM {schema}.workflow_output WHERE workflow_uuid = i.workflow_uuid
+    LIMIT 1
+) AS wo ON true
 
 -- name: init_child_workflow
 -- init_workflow for a child started from a workflow body: the parent's checkpoint (step
@@ -142,20 +148,21 @@ SELECT count(*) FROM updated
 -- statement, each row fenced as record_step fences one: inserted only while its workflow
 -- is owned by its writer's owner_xid, under a lock on that workflow row. The locks are
 -- taken in id order, so two batches cannot deadlock on each other. The (id, step) pairs
--- inserted come back; a missing one is "not recorded" and its writer diagnoses why.
-WITH batch AS (
-    SELECT * FROM unnest(
-        %(workflow_ids)s::text[], %(owner_xids)s::text[], %(function_ids)s::int[],
-        %(function_names)s::text[], %(outputs)s::text[], %(errors)s::text[],
-        %(serializations)s::text[], %(child_workflow_ids)s::text[],
-        %(started_ats)s::bigint[], %(completed_ats)s::bigint[],
-        %(application_names)s::text[]
-    ) AS b(workflow_uuid, owner_xid, function_id, function_name, output, error,
-           serialization, child_workflow_id, started_at, completed_at, application_name)
+-- inserted come back; a missing one is "not recorded" and its writer diagnoses why. The
+-- batch is one JSON array of the single writes' parameter objects (dumped in C: psycopg
+-- dumps text arrays element by element in Python, which cost more than the statement).
+WITH batch AS MATERIALIZED (
+    SELECT * FROM json_to_recordset(%(batch)s::json) AS b(
+        workflow_id text, owner_xid text, function_id int, function_name text, output text,
+        error text, serialization text, child_workflow_id text, started_at bigint,
+        completed_at bigint, application_name text
+    )
 ), owners AS (
+    -- "= ANY(ARRAY(...))" makes the ids one primary-key index condition whatever the
+    -- planner guesses of the batch's size (a join could scan the table instead).
     SELECT ws.workflow_uuid, ws.owner_xid FROM {schema}.workflow_status AS ws
-    WHERE ws.workflow_uuid = ANY(%(workflow_ids)s::text[])
-      AND ws.owner_xid = ANY(%(owner_xids)s::text[])
+    WHERE ws.workflow_uuid = ANY(ARRAY(SELECT workflow_id FROM batch))
+      AND (ws.workflow_uuid, ws.owner_xid) IN (SELECT workflow_id, owner_xid FROM batch)
     ORDER BY ws.workflow_uuid
     FOR NO KEY UPDATE
 )
@@ -163,10 +170,10 @@ INSERT INTO {schema}.operation_outputs (
     workflow_uuid, function_id, function_name, output, error, serialization,
     child_workflow_id, started_at_epoch_ms, completed_at_epoch_ms, application_name
 )
-SELECT b.workflow_uuid, b.function_id, b.function_name, b.output, b.error, b.serialization,
+SELECT b.workflow_id, b.function_id, b.function_name, b.output, b.error, b.serialization,
        b.child_workflow_id, b.started_at, b.completed_at, b.application_name
 FROM batch AS b
-JOIN owners AS o ON o.workflow_uuid = b.workflow_uuid AND o.owner_xid = b.owner_xid
+JOIN owners AS o ON o.workflow_uuid = b.workflow_id AND o.owner_xid = b.owner_xid
 ON CONFLICT (workflow_uuid, function_id) DO NOTHING
 RETURNING workflow_uuid, function_id
 
@@ -174,24 +181,26 @@ RETURNING workflow_uuid, function_id
 -- Group commit of outcomes: many workflows' final status and payload in one autocommit
 -- statement, each only while its row is PENDING and owned by its writer (as
 -- record_outcome). The (id, writer) pairs that won come back. A workflow twice in one
--- batch: at most one of its writers owns it, so at most one wins.
-WITH batch AS (
-    SELECT * FROM unnest(
-        %(workflow_ids)s::text[], %(owner_xids)s::text[], %(statuses)s::text[],
-        %(outputs)s::text[], %(errors)s::text[], %(completed_ats)s::bigint[]
-    ) AS b(workflow_uuid, owner_xid, status, output, error, completed_at)
+-- batch: at most one of its writers owns it, so at most one wins. The batch is a JSON
+-- array of the single writes' parameter objects, as for record_steps.
+WITH batch AS MATERIALIZED (
+    SELECT * FROM json_to_recordset(%(batch)s::json) AS b(
+        workflow_id text, owner_xid text, status text, output text, error text,
+        completed_at bigint
+    )
 ), updated AS (
     UPDATE {schema}.workflow_status AS ws
     SET status = b.status, deduplication_id = NULL, owner_xid = NULL,
         updated_at = b.completed_at, completed_at = b.completed_at
     FROM batch AS b
-    WHERE ws.workflow_uuid = b.workflow_uuid AND ws.status = 'PENDING'
+    WHERE ws.workflow_uuid = ANY(ARRAY(SELECT workflow_id FROM batch))  -- see record_steps
+      AND ws.workflow_uuid = b.workflow_id AND ws.status = 'PENDING'
       AND ws.owner_xid = b.owner_xid
     RETURNING ws.workflow_uuid, b.owner_xid
 ), stored AS (
     INSERT INTO {schema}.workflow_output (workflow_uuid, output, error)
-    SELECT b.workflow_uuid, b.output, b.error FROM batch AS b
-    JOIN updated AS u ON u.workflow_uuid = b.workflow_uuid AND u.owner_xid = b.owner_xid
+    SELECT b.workflow_id, b.output, b.error FROM batch AS b
+    JOIN updated AS u ON u.workflow_uuid = b.workflow_id AND u.owner_xid = b.owner_xid
     ON CONFLICT (workflow_uuid) DO UPDATE SET output = excluded.output, error = excluded.error
 )
 SELECT workflow_uuid, owner_xid FROM updated
