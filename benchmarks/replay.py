@@ -1,0 +1,258 @@
+"""R1 (issue 21): dbos_trio against pgbench replaying dbos_trio's own statements.
+
+Usage (from the project root, the dev virtualenv active)::
+
+    python -m benchmarks.replay                  # 3 interleaved rounds, K = 0 and 10
+    python -m benchmarks.replay --rounds 1 --n 100
+
+The commit floor of the main runner (one single-row INSERT per commit) says what a commit
+costs; it does not say what *these* commits cost, with the shared schema's indexes to
+maintain. This benchmark gives each workload its own floor: the exact statements the
+engine sends for it (rendered from the backend's statement files, parameters inlined as
+literals except the workflow id), replayed by pgbench from one client with prepared
+statements, one workflow per pgbench transaction. What is left between dbos_trio and that
+floor is the client: Python, Trio and psycopg.
+
+Workloads, each timed per call on a fresh database, dbos_trio in this process:
+
+* **S1-K0 / S1-K10**: a workflow of K steps, start to result (init_workflow, K
+  record_step, record_outcome: K+2 commits);
+* **enqueue**: ``Queue.enqueue`` of a one-step workflow onto a queue this executor does
+  not serve (S4's enqueue phase alone); the floor replays init_workflow of an ENQUEUED row.
+
+Rounds interleave (pgbench, dbos_trio, next workload, ...) so both see the same machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import trio
+
+from benchmarks import common, floor
+from benchmarks.common import median
+
+ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+RESULTS = Path(__file__).parent / "results"
+QUEUE = "replay_q"
+# Sizes as the engine writes them for the benchmark workflows (pickled, base64).
+INPUTS = "gASVHAAAAAAAAAB9lCiMBGFyZ3OUSwqFlIwGa3dhcmdzlH2UdS4="
+OUTPUT = "gASVBgAAAAAAAABLN4WULg=="
+
+
+def literal(value: Any) -> str:
+    """``value`` as an SQL literal."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def pgbench_statement(text: str, params: dict[str, Any]) -> str:
+    """A psycopg-style statement as a pgbench command: each ``%(name)s`` becomes its
+    literal, the workflow id the per-transaction expression ``('r' || :id)``."""
+    body = "\n".join(line for line in text.splitlines() if not line.strip().startswith("--"))
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return "('r' || :id)" if name == "workflow_id" else literal(params[name])
+
+    return re.sub(r"%\((\w+)\)s", value, body).replace("%%", "%").strip() + ";"
+
+
+def workload_script(k: int | None) -> str:
+    """One pgbench transaction: a K-step workflow (K+2 statements), or with ``k=None`` the
+    enqueue of one workflow (1 statement)."""
+    from dbos_trio.sysdb.postgres.backend import statement_text
+    from dbos_trio.sysdb.records import NewWorkflow, RecordedStep
+    from dbos_trio.sysdb.rows import new_workflow_params, step_params
+
+    now = int(time.time() * 1000)
+    common_fields: dict[str, Any] = {
+        "workflow_id": "r",
+        "class_name": None,
+        "config_name": None,
+        "inputs": INPUTS,
+        "serialization": "py_pickle",
+        "creator_xid": str(uuid.uuid4()),
+        "created_at_ms": now,
+        "executor_id": "local",
+        "application_version": common.APP_VERSION,
+        "application_name": common.APP_NAME,
+    }
+    if k is None:
+        new = NewWorkflow(
+            status="ENQUEUED",
+            name="s4_workflow",
+            owner_xid=None,
+            recovery_attempts=0,
+            queue_name=QUEUE,
+            **common_fields,
+        )
+        init = pgbench_statement(statement_text("dbos", "init_workflow"), new_workflow_params(new, None))
+        return "\\set id random(1, 9000000000000000)\n" + init + "\n"
+    owner = common_fields["creator_xid"]
+    new = NewWorkflow(
+        status="PENDING", name="s1_workflow", owner_xid=owner, recovery_attempts=1, **common_fields
+    )
+    lines = [pgbench_statement(statement_text("dbos", "init_workflow"), new_workflow_params(new, None))]
+    for function_id in range(1, k + 1):
+        step = RecordedStep(
+            function_id=function_id,
+            function_name="bench_step",
+            output=OUTPUT,
+            error=None,
+            serialization="py_pickle",
+            child_workflow_id=None,
+            started_at_ms=now,
+            completed_at_ms=now,
+        )
+        params = step_params("r", owner, step, common.APP_NAME)
+        lines.append(pgbench_statement(statement_text("dbos", "record_step"), params))
+    outcome = {
+        "owner_xid": owner,
+        "status": "SUCCESS",
+        "output": OUTPUT,
+        "error": None,
+        "completed_at": now,
+    }
+    lines.append(pgbench_statement(statement_text("dbos", "record_outcome"), outcome))
+    return "\\set id random(1, 9000000000000000)\n" + "\n".join(lines) + "\n"
+
+
+def replay(url: str, k: int | None, n: int) -> dict[str, Any]:
+    """pgbench, one client, ``n`` transactions of the workload: latency median and rate."""
+    with tempfile.TemporaryDirectory(prefix="bench-replay-") as log_dir:
+        tps, latencies = floor.pgbench(url, workload_script(k), 1, ("-t", n), log_dir)
+    return {"latency_ms_median": common.ms(median(latencies)), "per_s": round(tps, 1)}
+
+
+async def measure_trio(url: str, k: int | None, n: int, warmup: int) -> dict[str, Any]:
+    import dbos_trio
+
+    from benchmarks.driver_trio import Bench
+
+    if k is None:  # enqueue onto a queue nobody here serves: the enqueue alone
+        real = dbos_trio.Config
+
+        def config(**kwargs: Any) -> Any:
+            return real(listen_queues=[], **kwargs)
+
+        dbos_trio.Config = config  # type: ignore[misc,assignment]
+        try:
+            bench = Bench(url, {})
+        finally:
+            dbos_trio.Config = real  # type: ignore[misc]
+        queue = bench.dbos.register_queue(QUEUE)
+    else:
+        bench = Bench(url, {})
+    latencies = []
+    async with bench.dbos.launched():
+        for i in range(warmup + n):
+            started = time.perf_counter()
+            if k is None:
+                await queue.enqueue(bench.fn.s4_workflow, i)
+            else:
+                await bench.fn.s1_workflow(k)
+            if i >= warmup:
+                latencies.append(time.perf_counter() - started)
+    wall = sum(latencies)
+    return {"latency_ms_median": common.ms(median(latencies)), "per_s": round(n / wall, 1)}
+
+
+def _fresh_database() -> tuple[str, str]:
+    name = f"bench_replay_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return name, ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+
+
+def _drop(name: str) -> None:
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+async def _migrate(url: str) -> None:
+    import dbos_trio
+
+    async with dbos_trio.DBOS(dbos_trio.Config(app_name="replay", database_url=url)).launched():
+        pass
+
+
+def run(rounds: int, ks: list[int | None], n: int) -> list[dict[str, Any]]:
+    records = []
+    for round_no in range(1, rounds + 1):
+        for k in ks:
+            label = "enqueue" if k is None else f"S1-K{k}"
+            for library in ("pgbench", "dbos_trio"):
+                name, url = _fresh_database()
+                try:
+                    trio.run(_migrate, url)
+                    if library == "pgbench":
+                        metrics = replay(url, k, n)
+                    else:
+                        metrics = trio.run(measure_trio, url, k, n, 20)
+                finally:
+                    _drop(name)
+                record = {"workload": label, "library": library, "round": round_no, **metrics}
+                print(json.dumps(record), file=sys.stderr, flush=True)
+                records.append(record)
+    return records
+
+
+def table(records: list[dict[str, Any]]) -> str:
+    lines = [
+        "| workload | pgbench replay: median ms (per s) | dbos_trio: median ms (per s) | ratio |",
+        "|---|---|---|---|",
+    ]
+    for workload in dict.fromkeys(r["workload"] for r in records):
+        got = {
+            library: [r for r in records if r["workload"] == workload and r["library"] == library]
+            for library in ("pgbench", "dbos_trio")
+        }
+        lat = {lib: median([r["latency_ms_median"] for r in rs]) for lib, rs in got.items()}
+        rate = {lib: median([r["per_s"] for r in rs]) for lib, rs in got.items()}
+        lines.append(
+            f"| {workload} | {lat['pgbench']:.3f} ({rate['pgbench']:,.0f}) | "
+            f"{lat['dbos_trio']:.3f} ({rate['dbos_trio']:,.0f}) | "
+            f"{lat['dbos_trio'] / lat['pgbench']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--n", type=int, default=300, help="workflows per measurement")
+    parser.add_argument("--k", default="0,10", help="step counts (S1-K), comma list")
+    parser.add_argument("--no-enqueue", action="store_true", help="skip the enqueue workload")
+    args = parser.parse_args(argv)
+    ks: list[int | None] = [int(k) for k in args.k.split(",") if k]
+    if not args.no_enqueue:
+        ks.append(None)
+    records = run(args.rounds, ks, args.n)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"{stamp}-replay.jsonl"
+    out.write_text("".join(json.dumps(r) + "\n" for r in records))
+    report = table(records)
+    (RESULTS / f"{stamp}-replay.md").write_text(report + "\n")
+    print(report)
+    print(f"records in {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
