@@ -196,3 +196,13 @@ def test_keys_are_flat_prefixed_concatenations() -> None:
     assert event_key("wf", "key") == "e::wf::key"
     assert stream_key("wf", "key") == "s::wf::key"
     assert outcome_key("wf") == "o::wf"
+
+
+async def test_an_exclusive_waiter_and_shared_waiters_on_one_key_are_all_woken() -> None:
+    registry = WakeupRegistry()
+    key = message_key("wf", "t")
+    with registry.subscribe_exclusive(key) as receiver, registry.subscribe(key) as watcher:
+        assert registry.keys() == [key] and len(registry) == 2
+        registry.wake(key)
+        assert receiver.woken and watcher.woken
+    assert registry.keys() == [] and len(registry) == 0

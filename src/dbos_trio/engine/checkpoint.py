@@ -23,8 +23,7 @@ a child's start — goes through the same four moves:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -125,15 +124,23 @@ def replay_value(executor: Executor, recorded: RecordedStep) -> Any:
     return executor.codec.decode(recorded.output, recorded.serialization, what)
 
 
-@contextmanager
-def control_latch(ctx: WorkflowContext) -> Iterator[None]:
-    """Mark ``ctx``'s execution when a control database error passes through."""
-    try:
-        yield
-    except Exception as failure:
-        if is_control(failure):
-            ctx.control_failure = failure
-        raise
+class control_latch:  # named as the function it replaced: ``with control_latch(ctx):``
+    """Mark ``ctx``'s execution when a control database error passes through.
+
+    A slotted class, not a generator context manager: it is held for the whole of every
+    long wait (``recv``, ``sleep``), so its size is paid per waiting workflow."""
+
+    __slots__ = ("_ctx",)
+
+    def __init__(self, ctx: WorkflowContext) -> None:
+        self._ctx = ctx
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, failure: BaseException | None, tb: object) -> None:
+        if isinstance(failure, Exception) and is_control(failure):
+            self._ctx.control_failure = failure
 
 
 def caller_for(ctx: WorkflowContext, function_id: int, *, record: bool = True) -> Caller:

@@ -210,17 +210,22 @@ def enqueue_options() -> EnqueueOptions:
     return _enqueue_options.get() or EnqueueOptions()
 
 
-@contextmanager
-def options_cleared() -> Iterator[None]:
-    """Run a workflow body with the caller's start options out of sight."""
-    tokens: list[tuple[contextvars.ContextVar[Any], contextvars.Token[Any]]] = [
-        (_assigned_id, _assigned_id.set(None)),
-        (_timeout, _timeout.set(None)),
-        (_enqueue_options, _enqueue_options.set(None)),
-        (_attributes, _attributes.set(None)),
-    ]
-    try:
-        yield
-    finally:
-        for var, token in reversed(tokens):
-            var.reset(token)
+class options_cleared:  # named as the function it replaced: ``with options_cleared():``
+    """Run a workflow body with the caller's start options out of sight.
+
+    A slotted class holding the four tokens, not a generator context manager: it lives
+    as long as the body, so its size is paid per running workflow."""
+
+    __slots__ = ("_assigned", "_attributes", "_enqueue", "_timeout")
+
+    def __enter__(self) -> None:
+        self._assigned = _assigned_id.set(None)
+        self._timeout = _timeout.set(None)
+        self._enqueue = _enqueue_options.set(None)
+        self._attributes = _attributes.set(None)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _attributes.reset(self._attributes)
+        _enqueue_options.reset(self._enqueue)
+        _timeout.reset(self._timeout)
+        _assigned_id.reset(self._assigned)

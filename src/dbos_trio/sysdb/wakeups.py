@@ -123,38 +123,50 @@ class WakeupRegistry:
         return subscription
 
     def subscribe_exclusive(self, key: str) -> Subscription:
-        """Like :meth:`subscribe`, refusing a second exclusive waiter on ``key``."""
+        """Like :meth:`subscribe`, refusing a second exclusive waiter on ``key``.
+
+        Kept apart from the shared subscriptions: a waiter alone on its key (every
+        ``recv``) then costs one dict entry, not a set of its own (memory per waiting
+        workflow, issue 21)."""
         if key in self._exclusive:
             raise DBOSException(
                 f"another receiver is already waiting on {key[len(MESSAGES) :]!r} in this process"
             )
-        subscription = self.subscribe(key)
+        subscription = Subscription(self, key)
         self._exclusive[key] = subscription
         return subscription
 
     def _remove(self, subscription: Subscription) -> None:
-        waiters = self._waiters.get(subscription.key)
+        key = subscription.key
+        if self._exclusive.get(key) is subscription:
+            del self._exclusive[key]
+            return
+        waiters = self._waiters.get(key)
         if waiters is None or subscription not in waiters:
             return
         waiters.discard(subscription)
         if not waiters:
-            del self._waiters[subscription.key]
-        if self._exclusive.get(subscription.key) is subscription:
-            del self._exclusive[subscription.key]
+            del self._waiters[key]
 
     def wake(self, key: str) -> None:
+        exclusive = self._exclusive.get(key)
+        if exclusive is not None:
+            exclusive._wake()
         for subscription in self._waiters.get(key, ()):
             subscription._wake()
 
     def wake_all(self) -> None:
         """Wake every waiter: after a listener (re)connects, NOTIFYs may have been missed."""
+        for exclusive in self._exclusive.values():
+            exclusive._wake()
         for waiters in self._waiters.values():
             for subscription in waiters:
                 subscription._wake()
 
     def keys(self) -> list[str]:
         """Keys someone is waiting on (for the polling fallback)."""
-        return list(self._waiters)
+        return list(dict.fromkeys([*self._exclusive, *self._waiters]))
 
     def __len__(self) -> int:
-        return sum(len(waiters) for waiters in self._waiters.values())
+        shared = sum(len(waiters) for waiters in self._waiters.values())
+        return len(self._exclusive) + shared
