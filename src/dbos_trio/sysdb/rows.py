@@ -56,6 +56,20 @@ NEW_WORKFLOW_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
+# The parameters of a new row that are not text, by their column's SQL type (the record
+# of PostgreSQL's batched start, init_workflows, reads them from JSON).
+NEW_WORKFLOW_PARAMETER_TYPES = {
+    "created_at": "bigint",
+    "recovery_attempts": "bigint",
+    "timeout_ms": "bigint",
+    "deadline_epoch_ms": "bigint",
+    "priority": "int",
+    "delay_until_epoch_ms": "bigint",
+    "is_debounced": "boolean",
+    "debounce_deadline_epoch_ms": "bigint",
+}
+
+
 def new_workflow_placeholders(
     parameter: str, casts: dict[str, str] | None = None
 ) -> dict[str, str]:

@@ -39,6 +39,7 @@ from ..protocol import BackgroundTask, QueueContention
 from ..records import ClaimedWorkflow, ClaimRequest, WorkflowFilters, WorkflowRow
 from ..retry import Retrier, RetryPolicy
 from ..rows import (
+    NEW_WORKFLOW_PARAMETER_TYPES,
     claim_params,
     claimed_workflow,
     in_dequeue_order,
@@ -82,20 +83,6 @@ CLAIM_RETRY_POLICY = RetryPolicy(connection=None, contention=None)
 _PARTITION_FILTER = "AND queue_partition_key = %(partition_key)s"
 
 
-# The parameters of a new workflow row that are not text, by their column's type (for the
-# record of the batched start, init_workflows).
-_NEW_WORKFLOW_TYPES = {
-    "created_at": "bigint",
-    "recovery_attempts": "bigint",
-    "timeout_ms": "bigint",
-    "deadline_epoch_ms": "bigint",
-    "priority": "int",
-    "delay_until_epoch_ms": "bigint",
-    "is_debounced": "boolean",
-    "debounce_deadline_epoch_ms": "bigint",
-}
-
-
 def _claim_name(consistent: bool, partitioned: bool) -> str:
     return f"claim_{'nowait' if consistent else 'skip_locked'}{'_partition' if partitioned else ''}"
 
@@ -108,7 +95,7 @@ def _values(schema: str) -> dict[str, Value]:
         "now_ms": "(EXTRACT(epoch FROM now()) * 1000)::bigint",
         "in": lambda parameter: f"= ANY(%({parameter})s)",
         **new_workflow_placeholders("%({})s", {"attributes": "::jsonb"}),
-        "new_workflow_record": new_workflow_record(_NEW_WORKFLOW_TYPES),
+        "new_workflow_record": new_workflow_record(NEW_WORKFLOW_PARAMETER_TYPES),
         "new_workflow_batch_values": new_workflow_batch_values({"attributes": "::jsonb"}),
     }
 
