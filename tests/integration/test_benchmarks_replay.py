@@ -1,0 +1,66 @@
+"""The statement floor of benchmark R1 (``benchmarks/replay.py``) does the engine's work.
+
+pgbench replays the engine's own statements with the parameters inlined; a floor whose
+fenced writes silently wrote nothing (an owner token that does not match, a step that
+finds no row) would be a floor of no work. So the replayed workloads run here, through
+pgbench, on a fresh system database, and the rows they leave are checked: every replayed
+workflow finished with all its steps, every replayed enqueue left an ENQUEUED row.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from support.backends import query
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.floor import pgbench_path  # noqa: E402
+from benchmarks.replay import QUEUE, pgbench_statement, replay, workload_script  # noqa: E402
+
+pytestmark = pytest.mark.postgres_only_module("pgbench replays PostgreSQL statements")
+
+
+def test_a_statement_becomes_a_pgbench_command_with_literals_and_the_id_variable() -> None:
+    text = "-- a comment\nSELECT %(workflow_id)s, %(name)s, %(n)s, %(none)s, 100%%"
+    command = pgbench_statement(text, {"name": "it's", "n": 3, "none": None})
+    assert command == "SELECT ('r' || :id), 'it''s', 3, NULL, 100%;"
+    script = workload_script(3)
+    assert script.count(";\n") == 3 + 2  # init, three steps, the outcome
+    assert "%(" not in script
+
+
+async def test_the_replayed_workloads_leave_what_the_engine_would(
+    system_database_url: str,
+) -> None:
+    try:
+        pgbench_path()
+    except FileNotFoundError as missing:
+        pytest.skip(f"needs pgbench: {missing}")
+    url = system_database_url
+    figures = replay(url, 2, 5)
+    assert figures["per_s"] > 0 and figures["latency_ms_median"] > 0
+    replay(url, None, 4)  # (blocking: pgbench runs as a child process)
+
+    finished = await query_rows(url, "SELECT status, count(*) FROM {t}workflow_status GROUP BY 1")
+    assert finished == {"SUCCESS": 5, "ENQUEUED": 4}
+    steps = await query_rows(
+        url, "SELECT workflow_uuid, count(*) FROM {t}operation_outputs GROUP BY 1"
+    )
+    assert sorted(steps.values()) == [2] * 5
+    queued = await query_rows(
+        url,
+        "SELECT queue_name, count(*) FROM {t}workflow_status WHERE status = 'ENQUEUED' GROUP BY 1",
+    )
+    assert queued == {QUEUE: 4}
+    inputs = await query_rows(url, "SELECT 'inputs', count(*) FROM {t}workflow_input GROUP BY 1")
+    assert inputs == {"inputs": 9}
+
+
+async def query_rows(url: str, sql: str) -> dict[object, int]:
+    return {row[0]: int(row[1]) for row in await query(url, sql)}
