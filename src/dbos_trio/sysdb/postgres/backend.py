@@ -334,8 +334,11 @@ class PostgresSystemDatabase(SQLSystemDatabase):
                     request.global_concurrency is not None or request.rate_limit_max is not None
                 )
                 isolation = "SERIALIZABLE" if partitioned and queue_wide else "REPEATABLE READ"
+                # Generic plans: with a large table the planner keeps making custom plans
+                # of this statement, which cost more than running it (G1: 1.6 -> 2.9 ms at
+                # 100k rows; 1.7 -> 1.9 ms with the generic plan).
                 rows = await self._db.transaction(
-                    claim, isolation=isolation, policy=CLAIM_RETRY_POLICY
+                    claim, isolation=isolation, policy=CLAIM_RETRY_POLICY, generic_plans=True
                 )
         except Contention as conflict:
             raise QueueContention(str(conflict)) from None

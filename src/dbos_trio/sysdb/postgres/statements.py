@@ -182,10 +182,16 @@ class PostgresStatements:
         *,
         isolation: str | None = None,
         policy: RetryPolicy | None = None,
+        generic_plans: bool = False,
     ) -> T:
         """``body`` in one transaction (``isolation``: e.g. ``"REPEATABLE READ"``); the whole
-        transaction is retried per ``policy`` (the backend's by default)."""
+        transaction is retried per ``policy`` (the backend's by default). ``generic_plans``
+        makes its prepared statements use their generic plan (``plan_cache_mode``, set in
+        the BEGIN's round trip): for a statement whose custom plans cost more to make than
+        to run."""
         begin = "BEGIN" if isolation is None else f"BEGIN ISOLATION LEVEL {isolation}"
+        if generic_plans:
+            begin += "; SET LOCAL plan_cache_mode = force_generic_plan"
         await trio.lowlevel.checkpoint_if_cancelled()
         attempts: Attempts | None = None
         while True:
