@@ -101,13 +101,15 @@ def workload_script(k: int | None) -> str:
             queue_name=QUEUE,
             **common_fields,
         )
-        init = pgbench_statement(statement_text("dbos", "init_workflow"), new_workflow_params(new, None))
+        init_text = statement_text("dbos", "init_workflow")
+        init = pgbench_statement(init_text, new_workflow_params(new, None))
         return "\\set id random(1, 9000000000000000)\n" + init + "\n"
     owner = common_fields["creator_xid"]
     new = NewWorkflow(
         status="PENDING", name="s1_workflow", owner_xid=owner, recovery_attempts=1, **common_fields
     )
-    lines = [pgbench_statement(statement_text("dbos", "init_workflow"), new_workflow_params(new, None))]
+    init_text = statement_text("dbos", "init_workflow")
+    lines = [pgbench_statement(init_text, new_workflow_params(new, None))]
     for function_id in range(1, k + 1):
         step = RecordedStep(
             function_id=function_id,
@@ -141,7 +143,6 @@ def replay(url: str, k: int | None, n: int) -> dict[str, Any]:
 
 async def measure_trio(url: str, k: int | None, n: int, warmup: int) -> dict[str, Any]:
     import dbos_trio
-
     from benchmarks.driver_trio import Bench
 
     if k is None:  # enqueue onto a queue nobody here serves: the enqueue alone
