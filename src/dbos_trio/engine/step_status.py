@@ -9,8 +9,6 @@ outside steps. ``current_attempt`` is 0-based as in dbos 3.4, and None (with
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import attrs
 
@@ -29,13 +27,20 @@ _status: contextvars.ContextVar[StepStatus | None] = contextvars.ContextVar(
 )
 
 
-@contextmanager
-def step_status_set(status: StepStatus) -> Iterator[None]:
-    token = _status.set(status)
-    try:
-        yield
-    finally:
-        _status.reset(token)
+class step_status_set:  # named as the function it replaced: ``with step_status_set(s):``
+    """``status`` is the running step's for the block. A slotted class, not a generator
+    context manager: it is entered for every attempt of every step."""
+
+    __slots__ = ("_status", "_token")
+
+    def __init__(self, status: StepStatus) -> None:
+        self._status = status
+
+    def __enter__(self) -> None:
+        self._token = _status.set(self._status)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _status.reset(self._token)
 
 
 def current_step_status() -> StepStatus | None:
