@@ -34,8 +34,11 @@ from .base import SQLBackendBase
 
 def batch_params(items: Sequence[dict[str, Any]]) -> dict[str, str]:
     """Single-write parameter sets as the one JSON array a PostgreSQL batch statement reads
-    with ``json_to_recordset`` (every value is text, a number, a boolean or null)."""
-    return {"batch": json.dumps(list(items))}
+    with ``json_to_recordset`` (every value is text, a number, a boolean or null).
+
+    Characters beyond ASCII go as themselves, encoded like any text parameter: a
+    backslash-u escape would fail in a database whose encoding is not UTF-8."""
+    return {"batch": json.dumps(list(items), ensure_ascii=False)}
 
 
 def split_repeats(items: Sequence[dict[str, Any]]) -> tuple[list[int], list[int]]:
