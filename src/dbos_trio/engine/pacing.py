@@ -18,9 +18,13 @@ waiting on a socket counts as idle), which the testing kit refuses outright.
 from __future__ import annotations
 
 import math
+import sys
+from typing import TYPE_CHECKING
 
 import trio
-import trio.testing
+
+if TYPE_CHECKING:
+    from trio.testing import MockClock
 
 VIRTUAL_BACKGROUND_INTERVAL = 300.0
 """Seconds of virtual time between background sweeps when a launch runs on a MockClock."""
@@ -33,7 +37,14 @@ def on_virtual_time() -> bool:
     Must be called inside a Trio run (``RuntimeError`` otherwise); never blocks.
     """
     clock = trio.lowlevel.current_clock()
-    return isinstance(clock, trio.testing.MockClock) and clock.autojump_threshold != math.inf
+    # A MockClock can only exist once trio.testing was imported, so look it up instead of
+    # importing it here: trio.testing imports pytest where it is installed (a quarter of
+    # a second of every application's import).
+    testing = sys.modules.get("trio.testing")
+    if testing is None:
+        return False
+    mock_clock: type[MockClock] = testing.MockClock
+    return isinstance(clock, mock_clock) and clock.autojump_threshold != math.inf
 
 
 def default_background_interval(database_url: str) -> float | None:
