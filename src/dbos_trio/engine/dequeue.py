@@ -14,10 +14,17 @@ Invariants, and why:
   polling interval, with +-5 % jitter so peers drift apart.
 * A worker wakes early when this process enqueues on its queue or frees one of its slots,
   so local work never waits for the polling interval; work enqueued elsewhere is found by
-  polling. Back-to-back claims are spaced by a short window (``CLAIM_WINDOW_SECONDS``, or
-  the polling interval if shorter): under a stream of local enqueues, what arrives
-  meanwhile goes in one claim instead of one claim per row (S4: a claim per 1.6 rows cost
-  a quarter of the throughput). A claim after a quiet spell is not delayed.
+  polling. How soon a worker claims again depends on what its last claim found (the
+  pause counts from that claim's start, and is at most the polling interval):
+
+  - one row or none: at once. A caller that enqueues one workflow at a time and waits
+    for each is never delayed (an unconditional pause cost it the pause per workflow);
+  - as many rows as it had free slots (a backlog): after ``CLAIM_SPACING_SECONDS``, so
+    the slots freed meanwhile are filled by one claim, not one claim each;
+  - several rows but fewer than its free slots (work trickling in, S4's stream of
+    enqueues): after ``CLAIM_WINDOW_SECONDS``, so what arrives meanwhile goes in one
+    claim and the workflows it starts together share their commits (S4, in process:
+    ~600 completions/s with the old unconditional 5 ms, ~800 with a 50 ms window).
 """
 
 from __future__ import annotations
@@ -52,8 +59,10 @@ SWEEP_INTERVAL_SECONDS = 1.0
 # A stored polling interval of zero (the queues table is shared; another writer may not
 # validate) must not turn a worker into a busy loop against the database.
 MIN_POLL_INTERVAL_SECONDS = 0.01
-# The least time between the starts of two claims of one worker.
-CLAIM_WINDOW_SECONDS = 0.005
+# The least time between the starts of two claims of one worker: after a claim that
+# filled every free slot, and after one that found several rows trickling in.
+CLAIM_SPACING_SECONDS = 0.005
+CLAIM_WINDOW_SECONDS = 0.05
 INTERNAL_QUEUE_CONFIG = QueueConfig(name=INTERNAL_QUEUE)
 
 
@@ -128,6 +137,7 @@ async def run_worker(executor: Executor, queue_name: str) -> None:
     config_read_at = -float("inf")
     interval: float | None = None
     last_claim_at = -float("inf")
+    pause = 0.0  # the least time from the last claim's start to the next one's
     try:
         with executor.wakeups.subscribe(queue_key(queue_name)) as wakeup:
             while queue_name in queues.served:
@@ -139,9 +149,9 @@ async def run_worker(executor: Executor, queue_name: str) -> None:
                         return
                 base = max(config.polling_interval_sec, MIN_POLL_INTERVAL_SECONDS)
                 since = trio.current_time() - last_claim_at
-                window = min(CLAIM_WINDOW_SECONDS, base)
-                if since < window:
-                    await trio.sleep(window - since)
+                if since < min(pause, base):
+                    await trio.sleep(min(pause, base) - since)
+                budget = local_budget(config, executor.running, None)
                 last_claim_at = trio.current_time()
                 contended = False
                 claimed: list[tuple[ClaimedWorkflow, str]] = []
@@ -173,10 +183,21 @@ async def run_worker(executor: Executor, queue_name: str) -> None:
                         executor.starting.discard(row.workflow_id)
                 finally:
                     executor.starting.difference_update(row.workflow_id for row, _ in claimed)
+                pause = claim_pause(len(claimed), budget)
                 interval = next_poll_interval(interval or base, base, contended=contended)
                 await wakeup.wait(interval * random.uniform(0.95, 1.05))
     finally:
         queues.working.discard(queue_name)
+
+
+def claim_pause(found: int, budget: int | None) -> float:
+    """How long after a claim's start the next may start, from the rows it ``found`` and
+    the free slots (``budget``, None: no cap) it had (see the module docstring)."""
+    if found <= 1:
+        return 0.0
+    if budget is not None and found >= budget:
+        return CLAIM_SPACING_SECONDS
+    return CLAIM_WINDOW_SECONDS
 
 
 def quarantine(executor: Executor, workflow_id: str, problem: BaseException) -> None:
