@@ -41,15 +41,15 @@ def batch_params(items: Sequence[dict[str, Any]]) -> dict[str, str]:
     return {"batch": json.dumps(list(items), ensure_ascii=False)}
 
 
-def split_repeats(items: Sequence[dict[str, Any]]) -> tuple[list[int], list[int]]:
-    """Indexes of each workflow id's first item, and of the items repeating an id."""
+def first_of_each_id(items: Sequence[dict[str, Any]]) -> list[int]:
+    """Indexes of each workflow id's first item, in order."""
     firsts: list[int] = []
-    repeats: list[int] = []
     seen: set[str] = set()
     for index, item in enumerate(items):
-        (repeats if item["workflow_id"] in seen else firsts).append(index)
-        seen.add(item["workflow_id"])
-    return firsts, repeats
+        if item["workflow_id"] not in seen:
+            firsts.append(index)
+            seen.add(item["workflow_id"])
+    return firsts
 
 
 def recorded_flags(items: Sequence[dict[str, Any]], inserted: set[tuple[str, int]]) -> list[bool]:
@@ -154,16 +154,17 @@ class StepBatchOperations(SQLBackendBase):
                 return [await tx.one("init_workflow", item) for item in items]
 
             return await self._db.transaction(each)
-        firsts, repeats = split_repeats(items)
+        firsts = first_of_each_id(items)
         batch = [items[index] for index in firsts]
         rows = await self._db.all(self.INIT_BATCH_STATEMENT, batch_params(batch))
         by_id = {row[0]: tuple(row[1:]) for row in rows}
-        results: list[Row | None] = [by_id.get(item["workflow_id"]) for item in items]
-        # A repeated id (two starts of one workflow in the same batch) is started after the
-        # batch, alone: it finds the row the batch made, as it would have one started first.
-        for index in repeats:
-            results[index] = await self._write_one_start(items[index])
+        results: list[Row | None] = [None] * len(items)
+        for index in firsts:
+            results[index] = by_id.get(items[index]["workflow_id"])
+        # What the batch did not answer — a repeated id, two starts of one workflow in one
+        # batch — starts alone after it, and finds the row the batch made, as it would find
+        # one started first.
         for index, result in enumerate(results):
-            if result is None:  # cannot happen (every row comes back); never guess
+            if result is None:
                 results[index] = await self._write_one_start(items[index])
         return results
