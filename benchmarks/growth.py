@@ -169,37 +169,26 @@ def explain_batches(url: str, now_ms: int) -> dict[str, Any]:
     :data:`BATCH` rows: steps and outcomes of as many PENDING workflows, and as many new
     starts. Executed (ANALYZE) and rolled back."""
     from dbos_trio.sysdb.postgres.backend import statement_text
-    from dbos_trio.sysdb.records import NewWorkflow
-    from dbos_trio.sysdb.rows import new_workflow_params
+    from dbos_trio.sysdb.records import NewWorkflow, RecordedStep
+    from dbos_trio.sysdb.rows import new_workflow_params, outcome_params, step_params
     from dbos_trio.sysdb.sql.step_batches import batch_params
 
     growth_load.insert_pending(url, BATCH, "batch", now_ms)
     ids = [f"rec-batch-{i}" for i in range(1, BATCH + 1)]
-    owner = {"owner_xid": "dead-owner", "application_name": APP_NAME}
-    steps = [
-        {
-            **owner,
-            "workflow_id": wid,
-            "function_id": 1,
-            "function_name": "s",
-            "output": "o",
-            "error": None,
-            "serialization": "portable_json",
-            "child_workflow_id": None,
-            "started_at": now_ms,
-            "completed_at": now_ms,
-        }
-        for wid in ids
-    ]
+    owner = "dead-owner"  # the PENDING rows' owner (growth_load)
+    step = RecordedStep(
+        function_id=1,
+        function_name="s",
+        output="o",
+        error=None,
+        serialization="portable_json",
+        child_workflow_id=None,
+        started_at_ms=now_ms,
+        completed_at_ms=now_ms,
+    )
+    steps = [step_params(wid, owner, step, APP_NAME) for wid in ids]
     outcomes = [
-        {
-            **owner,
-            "workflow_id": wid,
-            "status": "SUCCESS",
-            "output": "o",
-            "error": None,
-            "completed_at": now_ms,
-        }
+        outcome_params(wid, owner, status="SUCCESS", output="o", error=None, completed_at_ms=now_ms)
         for wid in ids
     ]
     starts = [

@@ -77,7 +77,7 @@ def workload_script(k: int | None) -> str:
     enqueue of one workflow (1 statement)."""
     from dbos_trio.sysdb.postgres.backend import statement_text
     from dbos_trio.sysdb.records import NewWorkflow, RecordedStep
-    from dbos_trio.sysdb.rows import new_workflow_params, step_params
+    from dbos_trio.sysdb.rows import new_workflow_params, outcome_params, step_params
 
     now = int(time.time() * 1000)
     common_fields: dict[str, Any] = {
@@ -123,13 +123,9 @@ def workload_script(k: int | None) -> str:
         )
         params = step_params("r", owner, step, common.APP_NAME)
         lines.append(pgbench_statement(statement_text("dbos", "record_step"), params))
-    outcome = {
-        "owner_xid": owner,
-        "status": "SUCCESS",
-        "output": OUTPUT,
-        "error": None,
-        "completed_at": now,
-    }
+    outcome = outcome_params(
+        "r", owner, status="SUCCESS", output=OUTPUT, error=None, completed_at_ms=now
+    )
     lines.append(pgbench_statement(statement_text("dbos", "record_outcome"), outcome))
     return "\\set id random(1, 9000000000000000)\n" + "\n".join(lines) + "\n"
 

@@ -167,6 +167,26 @@ def step_params(
     }
 
 
+def outcome_params(
+    workflow_id: str,
+    owner_xid: str,
+    *,
+    status: str,
+    output: str | None,
+    error: str | None,
+    completed_at_ms: int,
+) -> dict[str, Any]:
+    """The parameters of ``record_outcome`` (one row of ``record_outcomes``)."""
+    return {
+        "workflow_id": workflow_id,
+        "owner_xid": owner_xid,
+        "status": status,
+        "output": output,
+        "error": error,
+        "completed_at": completed_at_ms,
+    }
+
+
 def queue_params(config: QueueConfig, overwrite: bool) -> dict[str, Any]:
     limiter, partition_limiter = config.limiter, config.partition_limiter
     return {

@@ -35,7 +35,7 @@ from ..records import (
     WorkflowFilters,
     WorkflowRow,
 )
-from ..rows import init_result, new_workflow_params, recorded_step, step_params
+from ..rows import init_result, new_workflow_params, outcome_params, recorded_step, step_params
 from ..statements import Row, Transaction
 from .listing import list_workflows_query, workflow_row
 from .step_batches import StepBatchOperations
@@ -115,14 +115,14 @@ class WorkflowOperations(StepBatchOperations):
         error: str | None,
         completed_at_ms: int,
     ) -> bool:
-        params = {
-            "workflow_id": workflow_id,
-            "owner_xid": owner_xid,
-            "status": status,
-            "output": output,
-            "error": error,
-            "completed_at": completed_at_ms,
-        }
+        params = outcome_params(
+            workflow_id,
+            owner_xid,
+            status=status,
+            output=output,
+            error=error,
+            completed_at_ms=completed_at_ms,
+        )
         return await self._write_outcome(params)
 
     async def lost_executions(self, owners: dict[str, str]) -> dict[str, str | None]:
