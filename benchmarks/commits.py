@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import uuid
 from typing import Any
 
 import psycopg
 import trio
 
 from benchmarks import common, wire
+from benchmarks.runner import fresh_database
 
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
@@ -102,13 +102,6 @@ async def run_variant(url: str, shape: str, group_commit: bool, n: int) -> dict[
     }
 
 
-def _fresh(admin: str) -> tuple[str, str]:
-    name = f"bench_commits_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return name, f"{admin.rsplit('/', 1)[0]}/{name}"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.commits", description=__doc__)
     parser.add_argument("--n", type=int, default=1000)
@@ -116,12 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     for shape in ("S3", "S4"):
         for group_commit in (False, True):
-            name, url = _fresh(args.admin_url)
-            try:
+            with fresh_database(args.admin_url, f"commits_{shape}", "dbos_trio", False) as url:
                 record = trio.run(run_variant, url, shape, group_commit, args.n)
-            finally:
-                with psycopg.connect(args.admin_url, autocommit=True) as conn:
-                    conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             print(json.dumps(record), flush=True)
     return 0
 

@@ -76,6 +76,9 @@ class Bench:
             pool.update(enable_otel=True, otel_tracer_provider=_dropping_tracer_provider())
         if int(params.get("metrics", 0)):
             pool["enable_metrics"] = True
+        # R1's enqueue alone (benchmarks/replay.py): serve none of the benchmark's queues.
+        if "listen_queues" in params:
+            pool["listen_queues"] = list(params["listen_queues"])
         self.config: Any = self.api.Config(
             app_name=common.APP_NAME, database_url=url, app_version=common.APP_VERSION, **pool
         )

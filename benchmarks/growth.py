@@ -42,6 +42,7 @@ import trio
 
 from benchmarks import common, growth_load
 from benchmarks.growth_load import APP_NAME, APP_VERSION, EXECUTOR_ID, QUEUE
+from benchmarks.runner import fresh_database
 
 RESULTS = Path(__file__).parent / "results"
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -373,34 +374,13 @@ async def probe_recovery(url: str, n: int, tag: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- runner
 
 
-def _create_database(admin: str) -> tuple[str, str]:
-    name = f"bench_growth_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    base = admin.rsplit("/", 1)[0]
-    return name, f"{base}/{name}"
-
-
-def _drop_database(admin: str, name: str) -> None:
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-async def _migrate(url: str) -> None:
-    from dbos_trio.sysdb.open import open_system_database
-
-    sysdb = await open_system_database(url)
-    await sysdb.close()
-
-
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
-    name, url = _create_database(args.admin_url)
     records: list[dict[str, Any]] = []
     stamp = time.strftime("%Y%m%d-%H%M%S")
     RESULTS.mkdir(exist_ok=True)
     out_path = RESULTS / f"{stamp}-growth.jsonl"
-    try:
-        trio.run(_migrate, url)
+    with fresh_database(args.admin_url, "growth", "dbos_trio", args.keep_database) as url:
+        trio.run(growth_load.migrate, url)
         now_ms = int(time.time() * 1000)
         t0 = growth_load.history_start(now_ms)
         have = 0
@@ -426,9 +406,6 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             records.append(record)
             with out_path.open("a") as f:
                 f.write(json.dumps(record, default=str) + "\n")
-    finally:
-        if not args.keep_database:
-            _drop_database(args.admin_url, name)
     print(f"[growth] records in {out_path}", file=sys.stderr)
     return records
 

@@ -81,6 +81,14 @@ FROM generate_series(1, %(n)s) AS i
 """
 
 
+async def migrate(url: str) -> None:
+    """Create the shared schema in the (empty) database at ``url``, as dbos_trio does."""
+    from dbos_trio.sysdb.open import open_system_database
+
+    sysdb = await open_system_database(url)
+    await sysdb.close()
+
+
 def history_start(now_ms: int) -> int:
     """Where the synthetic 30 days begin, for a run that started at ``now_ms``."""
     return now_ms - SPAN_MS - DAY_MS

@@ -35,11 +35,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import trio
 
-from benchmarks import common, floor
+from benchmarks import common, floor, growth_load
 from benchmarks.common import median
+from benchmarks.runner import fresh_database
 
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 RESULTS = Path(__file__).parent / "results"
@@ -138,28 +138,16 @@ def replay(url: str, k: int | None, n: int) -> dict[str, Any]:
 
 
 async def measure_trio(url: str, k: int | None, n: int, warmup: int) -> dict[str, Any]:
-    import dbos_trio
     from benchmarks.driver_trio import Bench
 
-    if k is None:  # enqueue onto a queue nobody here serves: the enqueue alone
-        real = dbos_trio.Config
-
-        def config(**kwargs: Any) -> Any:
-            return real(listen_queues=[], **kwargs)
-
-        dbos_trio.Config = config  # type: ignore[misc,assignment]
-        try:
-            bench = Bench(url, {})
-        finally:
-            dbos_trio.Config = real  # type: ignore[misc]
-        queue = bench.dbos.register_queue(QUEUE)
-    else:
-        bench = Bench(url, {})
+    # The enqueue alone: onto a queue this executor does not serve.
+    bench = Bench(url, {"listen_queues": []} if k is None else {})
+    queue = bench.dbos.register_queue(QUEUE) if k is None else None
     latencies = []
     async with bench.dbos.launched():
         for i in range(warmup + n):
             started = time.perf_counter()
-            if k is None:
+            if queue is not None:
                 await queue.enqueue(bench.fn.s4_workflow, i)
             else:
                 await bench.fn.s1_workflow(k)
@@ -169,40 +157,18 @@ async def measure_trio(url: str, k: int | None, n: int, warmup: int) -> dict[str
     return {"latency_ms_median": common.ms(median(latencies)), "per_s": round(n / wall, 1)}
 
 
-def _fresh_database() -> tuple[str, str]:
-    name = f"bench_replay_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return name, ADMIN_URL.rsplit("/", 1)[0] + "/" + name
-
-
-def _drop(name: str) -> None:
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-async def _migrate(url: str) -> None:
-    import dbos_trio
-
-    async with dbos_trio.DBOS(dbos_trio.Config(app_name="replay", database_url=url)).launched():
-        pass
-
-
 def run(rounds: int, ks: list[int | None], n: int) -> list[dict[str, Any]]:
     records = []
     for round_no in range(1, rounds + 1):
         for k in ks:
             label = "enqueue" if k is None else f"S1-K{k}"
             for library in ("pgbench", "dbos_trio"):
-                name, url = _fresh_database()
-                try:
-                    trio.run(_migrate, url)
+                with fresh_database(ADMIN_URL, f"replay_{label}", library, False) as url:
+                    trio.run(growth_load.migrate, url)
                     if library == "pgbench":
                         metrics = replay(url, k, n)
                     else:
                         metrics = trio.run(measure_trio, url, k, n, 20)
-                finally:
-                    _drop(name)
                 record = {"workload": label, "library": library, "round": round_no, **metrics}
                 print(json.dumps(record), file=sys.stderr, flush=True)
                 records.append(record)
