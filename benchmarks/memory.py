@@ -23,6 +23,7 @@ a fire-and-forget caller would; the issue's target is < 10 KB each.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -31,10 +32,13 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import trio
+
+from benchmarks.runner import fresh_database
 
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 WARMUP = 200
@@ -167,13 +171,15 @@ def _figures(what: str, n: int, before: int, after: int, **extra: Any) -> dict[s
 CASES = {"recv": case_recv, "queued": case_queued}
 
 
-def _fresh_url(backend: str, admin: str, tmp: str) -> tuple[str, str | None]:
+@contextlib.contextmanager
+def _fresh_url(backend: str, admin: str, tmp: str, case: str) -> Iterator[str]:
+    """A fresh system database's URL: an SQLite file in ``tmp``, or a scratch PostgreSQL
+    database (dropped afterwards)."""
     if backend == "sqlite":
-        return f"sqlite:///{tmp}/memory-{uuid.uuid4().hex[:8]}.sqlite", None
-    name = f"bench_memory_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return f"{admin.rsplit('/', 1)[0]}/{name}", name
+        yield f"sqlite:///{tmp}/memory-{uuid.uuid4().hex[:8]}.sqlite"
+        return
+    with fresh_database(admin, f"memory_{case}", "dbos_trio", False) as url:
+        yield url
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,8 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for case in args.case or sorted(CASES):
-            url, name = _fresh_url(args.backend, args.admin_url, tmp)
-            try:
+            with _fresh_url(args.backend, args.admin_url, tmp, case) as url:
                 out = subprocess.run(
                     [
                         sys.executable,
@@ -218,10 +223,6 @@ def main(argv: list[str] | None = None) -> int:
                     check=False,
                     timeout=1200,
                 )
-            finally:
-                if name is not None:
-                    with psycopg.connect(args.admin_url, autocommit=True) as conn:
-                        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             if out.returncode != 0:
                 print(out.stderr[-3000:], file=sys.stderr)
                 return 1
