@@ -16,7 +16,7 @@ from .._errors import DBOSException
 from ..core import attributes as attributes_rules
 from ..core.units import timeout_ms
 from ..engine.executor import Runtime
-from ..engine.rows import Placement, Writer, new_row
+from ..engine.rows import Writer, new_row, placement_for
 from ..engine.telemetry import ambient_carrier_attributes
 from ..sysdb.records import NewWorkflow
 from .options import EnqueueOptions, payload_format
@@ -50,13 +50,7 @@ def enqueued_row(
             application_id=None,
             application_name=options.application_name or runtime.app_name,
         ),
-        placement=Placement(
-            queue_name=options.queue_name,
-            deduplication_id=options.deduplication_id,
-            priority=options.priority,
-            partition_key=options.queue_partition_key,
-            delay_seconds=options.delay_seconds,
-        ),
+        placement=placement_for(options.queue_name, options),
         timeout_ms=None if timeout is None else timeout_ms(timeout),
         authenticated_user=options.authenticated_user,
         authenticated_roles=json.dumps(list(roles)) if roles else None,

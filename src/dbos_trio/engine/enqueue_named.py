@@ -29,7 +29,7 @@ from .context import current_step, current_workflow
 from .handle import WorkflowHandle, handle_for
 from .options import EnqueueOptions, StartExtras, enqueue_options, start_extras, take_assigned_id
 from .queues import check_enqueue, insert_enqueued
-from .rows import Placement, Writer, new_row
+from .rows import Writer, new_row, placement_for
 from .start import child_workflow_id, start_timeout
 from .telemetry import carrier_attributes
 
@@ -138,13 +138,7 @@ async def _enqueue(
             application_id=executor.identity.application_id,
             application_name=request.application_name or executor.app_name,
         ),
-        placement=Placement(
-            queue_name=request.queue_name,
-            deduplication_id=options.deduplication_id,
-            priority=options.priority,
-            partition_key=options.queue_partition_key,
-            delay_seconds=options.delay_seconds,
-        ),
+        placement=placement_for(request.queue_name, options),
         timeout_ms=timeout[0],
         deadline_epoch_ms=timeout[1],
         parent_workflow_id=None if parent is None else parent.workflow_id,

@@ -21,7 +21,7 @@ from . import checkpoint
 from .checkpoint import Slot
 from .handle import WorkflowHandle, handle_for
 from .options import EnqueueOptions, StartExtras, enqueue_options, start_extras
-from .rows import Placement, new_row
+from .rows import new_row, placement_for
 from .start import (
     call_shape,
     check_reuse,
@@ -117,13 +117,7 @@ async def _enqueue(
         serialization=fmt,
         now_ms=now,
         writer=writer_of(executor, options.app_version),
-        placement=Placement(
-            queue_name=queue_name,
-            deduplication_id=options.deduplication_id,
-            priority=options.priority,
-            partition_key=options.queue_partition_key,
-            delay_seconds=options.delay_seconds,
-        ),
+        placement=placement_for(queue_name, options),
         timeout_ms=timeout_ms,
         deadline_epoch_ms=deadline_ms,
         parent_workflow_id=None if parent is None else parent.workflow_id,

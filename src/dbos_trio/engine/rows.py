@@ -11,6 +11,7 @@ one way (:mod:`dbos_trio.core.units`).
 from __future__ import annotations
 
 import uuid
+from typing import Protocol
 
 import attrs
 
@@ -28,6 +29,31 @@ class Placement:
     priority: int | None = None
     partition_key: str | None = None
     delay_seconds: float | None = None
+
+
+class QueuedOptions(Protocol):
+    """What an enqueue's options say about where its row waits (both the engine's
+    ``EnqueueOptions`` and the client's have these fields)."""
+
+    @property
+    def deduplication_id(self) -> str | None: ...
+    @property
+    def priority(self) -> int | None: ...
+    @property
+    def queue_partition_key(self) -> str | None: ...
+    @property
+    def delay_seconds(self) -> float | None: ...
+
+
+def placement_for(queue_name: str, options: QueuedOptions) -> Placement:
+    """Where an enqueue with ``options`` puts its row on ``queue_name``."""
+    return Placement(
+        queue_name=queue_name,
+        deduplication_id=options.deduplication_id,
+        priority=options.priority,
+        partition_key=options.queue_partition_key,
+        delay_seconds=options.delay_seconds,
+    )
 
 
 @attrs.frozen(kw_only=True)
