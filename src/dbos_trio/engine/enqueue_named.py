@@ -26,9 +26,9 @@ from ..core.units import timeout_ms as to_timeout_ms
 from . import checkpoint
 from .checkpoint import Slot
 from .context import current_step, current_workflow
-from .handle import WorkflowHandle, handle_for
+from .handle import WorkflowHandle
 from .options import EnqueueOptions, StartExtras, enqueue_options, start_extras, take_assigned_id
-from .queues import check_enqueue, insert_enqueued
+from .queues import check_enqueue, insert_enqueued, replayed_enqueue
 from .rows import Writer, new_row, placement_for
 from .start import child_workflow_id, start_timeout
 from .telemetry import carrier_attributes
@@ -107,11 +107,9 @@ async def _enqueue(
     timeout: tuple[int | None, int | None],
 ) -> WorkflowHandle[Any]:
     workflow_id = await child_workflow_id(slot, assigned)
-    if slot is not None:
-        recorded = slot.recorded()
-        if recorded is not None:
-            checkpoint.replay_value(executor, recorded)  # re-raises a recorded error
-            return handle_for(executor, recorded.child_workflow_id or workflow_id)
+    replayed = replayed_enqueue(executor, slot, workflow_id)
+    if replayed is not None:
+        return replayed
     parent = None if slot is None else slot.ctx
     fmt = request.fmt
     if fmt is None:

@@ -97,11 +97,9 @@ async def _enqueue(
     extras: StartExtras,
 ) -> WorkflowHandle[Any]:
     workflow_id = await child_workflow_id(slot, assigned)
-    if slot is not None:
-        recorded = slot.recorded()
-        if recorded is not None:
-            checkpoint.replay_value(executor, recorded)  # re-raises a recorded error
-            return handle_for(executor, recorded.child_workflow_id or workflow_id)
+    replayed = replayed_enqueue(executor, slot, workflow_id)
+    if replayed is not None:
+        return replayed
     parent = None if slot is None else slot.ctx
     shape = call_shape(registered, args)
     fmt = workflow_format(executor, registered, parent)
@@ -126,6 +124,18 @@ async def _enqueue(
         ),
     )
     return await insert_enqueued(executor, new, slot, now, options, extras)
+
+
+def replayed_enqueue(
+    executor: Executor, slot: Slot | None, workflow_id: str
+) -> WorkflowHandle[Any] | None:
+    """What an enqueue from a workflow body returns when replayed: the handle of the child
+    its checkpoint recorded (a recorded error is raised again); None if not a replay."""
+    recorded = None if slot is None else slot.recorded()
+    if recorded is None:
+        return None
+    checkpoint.replay_value(executor, recorded)  # re-raises a recorded error
+    return handle_for(executor, recorded.child_workflow_id or workflow_id)
 
 
 async def insert_enqueued(
