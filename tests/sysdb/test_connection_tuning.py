@@ -3,7 +3,8 @@
 connection of the pool and the listener, and workflow statements carry no timeout.
 
 The slow listing is made real: another connection holds an exclusive lock on
-``workflow_status``, so the listing waits until the server cancels it.
+``workflow_status``, so the listing waits until the server cancels it. A transaction can
+also ask for generic plans (the counted claim does), local to it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ import pytest
 import trio
 
 from dbos_trio import DBOS, Client, DBOSConfigError, DBOSQueryTimeoutError, SystemDatabaseError
-from dbos_trio.sysdb.postgres.backend import PostgresSystemDatabase
+from dbos_trio.sysdb.open import open_system_database
+from dbos_trio.sysdb.postgres.backend import RETRY_POLICY, PostgresSystemDatabase
+from dbos_trio.sysdb.postgres.statements import PostgresStatements
+from dbos_trio.sysdb.retry import Retrier
+from dbos_trio.sysdb.statements import Statement, Transaction
 
 from support.backends import connected
 from support.time_fixtures import executor_of
@@ -88,3 +93,29 @@ async def test_bad_timeouts_are_refused_before_anything_connects(dbos_url: str) 
                 Config(app_name="tuning", **{field: bad})
             with pytest.raises(DBOSConfigError, match=field):
                 Client(dbos_url, **{field: bad})
+
+
+async def test_a_transaction_asking_for_generic_plans_has_them_and_only_it(dbos_url: str) -> None:
+    """The counted claim's transaction (``generic_plans=True``) runs with
+    ``plan_cache_mode = force_generic_plan``; the setting is local to it, so the next
+    transaction on the pool is back to the server's default."""
+    sysdb = await open_system_database(dbos_url)
+    try:
+        assert isinstance(sysdb, PostgresSystemDatabase)
+        mode = Statement("mode", ("SELECT current_setting('plan_cache_mode')",), writes=False)
+        statements = PostgresStatements(
+            sysdb.pool, {"mode": mode}, Retrier(RETRY_POLICY, scrub=sysdb.pool.scrub)
+        )
+
+        async def current_mode(tx: Transaction) -> str:
+            row = await tx.one("mode", {})
+            assert row is not None
+            return str(row[0])
+
+        generic = await statements.transaction(
+            current_mode, isolation="REPEATABLE READ", generic_plans=True
+        )
+        assert generic == "force_generic_plan"
+        assert await statements.transaction(current_mode, isolation="REPEATABLE READ") == "auto"
+    finally:
+        await sysdb.close()
