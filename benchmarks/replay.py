@@ -41,6 +41,8 @@ from benchmarks import common, floor, growth_load
 from benchmarks.common import median
 from benchmarks.runner import fresh_database
 
+# pgbench (the server's floor), plain psycopg (Python's), dbos_trio's driver alone, the engine.
+LIBRARIES = ("pgbench", "psycopg", "trio driver", "dbos_trio")
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 RESULTS = Path(__file__).parent / "results"
 QUEUE = "replay_q"
@@ -72,9 +74,10 @@ def pgbench_statement(text: str, params: dict[str, Any]) -> str:
     return re.sub(r"%\((\w+)\)s", value, body).replace("%%", "%").strip() + ";"
 
 
-def workload_script(k: int | None) -> str:
-    """One pgbench transaction: a K-step workflow (K+2 statements), or with ``k=None`` the
-    enqueue of one workflow (1 statement)."""
+def workload(k: int | None) -> list[tuple[str, dict[str, Any]]]:
+    """The statements of one unit of work, as the engine sends them (text, parameters):
+    a K-step workflow (K+2 statements), or with ``k=None`` the enqueue of one workflow
+    (1 statement). Each uses the workflow id ``r``; the replays give every unit its own."""
     from dbos_trio.sysdb.postgres.backend import statement_text
     from dbos_trio.sysdb.records import NewWorkflow, RecordedStep
     from dbos_trio.sysdb.rows import new_workflow_params, outcome_params, step_params
@@ -92,6 +95,7 @@ def workload_script(k: int | None) -> str:
         "application_version": common.APP_VERSION,
         "application_name": common.APP_NAME,
     }
+    init_text = statement_text("dbos", "init_workflow")
     if k is None:
         new = NewWorkflow(
             status="ENQUEUED",
@@ -101,15 +105,12 @@ def workload_script(k: int | None) -> str:
             queue_name=QUEUE,
             **common_fields,
         )
-        init_text = statement_text("dbos", "init_workflow")
-        init = pgbench_statement(init_text, new_workflow_params(new, None))
-        return "\\set id random(1, 9000000000000000)\n" + init + "\n"
+        return [(init_text, new_workflow_params(new, None))]
     owner = common_fields["creator_xid"]
     new = NewWorkflow(
         status="PENDING", name="s1_workflow", owner_xid=owner, recovery_attempts=1, **common_fields
     )
-    init_text = statement_text("dbos", "init_workflow")
-    lines = [pgbench_statement(init_text, new_workflow_params(new, None))]
+    statements = [(init_text, new_workflow_params(new, None))]
     for function_id in range(1, k + 1):
         step = RecordedStep(
             function_id=function_id,
@@ -121,12 +122,19 @@ def workload_script(k: int | None) -> str:
             started_at_ms=now,
             completed_at_ms=now,
         )
-        params = step_params("r", owner, step, common.APP_NAME)
-        lines.append(pgbench_statement(statement_text("dbos", "record_step"), params))
+        statements.append(
+            (statement_text("dbos", "record_step"), step_params("r", owner, step, common.APP_NAME))
+        )
     outcome = outcome_params(
         "r", owner, status="SUCCESS", output=OUTPUT, error=None, completed_at_ms=now
     )
-    lines.append(pgbench_statement(statement_text("dbos", "record_outcome"), outcome))
+    statements.append((statement_text("dbos", "record_outcome"), outcome))
+    return statements
+
+
+def workload_script(k: int | None) -> str:
+    """One pgbench transaction: :func:`workload`'s statements with literal parameters."""
+    lines = [pgbench_statement(text, params) for text, params in workload(k)]
     return "\\set id random(1, 9000000000000000)\n" + "\n".join(lines) + "\n"
 
 
@@ -135,6 +143,62 @@ def replay(url: str, k: int | None, n: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-replay-") as log_dir:
         tps, latencies = floor.pgbench(url, workload_script(k), 1, ("-t", n), log_dir)
     return {"latency_ms_median": common.ms(median(latencies)), "per_s": round(tps, 1)}
+
+
+def _units(k: int | None, n: int) -> list[list[tuple[str, dict[str, Any]]]]:
+    """``n`` units of the workload, each with its own workflow id."""
+    statements = workload(k)
+    tag = uuid.uuid4().hex[:8]
+    return [
+        [(text, {**params, "workflow_id": f"r{tag}-{i}"}) for text, params in statements]
+        for i in range(n)
+    ]
+
+
+def replay_psycopg(url: str, k: int | None, n: int, warmup: int) -> dict[str, Any]:
+    """The Python floor: plain (blocking) psycopg on one autocommit connection sends the
+    engine's statements with their parameters bound, prepared, and reads what they return;
+    no event loop, no pool, no engine."""
+    import psycopg
+
+    latencies = []
+    with psycopg.connect(url, autocommit=True) as conn:
+        for i, unit in enumerate(_units(k, warmup + n)):
+            started = time.perf_counter()
+            for text, params in unit:
+                cur = conn.execute(text, params, prepare=True)
+                if cur.description is not None:
+                    cur.fetchall()
+            if i >= warmup:
+                latencies.append(time.perf_counter() - started)
+    return {
+        "latency_ms_median": common.ms(median(latencies)),
+        "per_s": round(n / sum(latencies), 1),
+    }
+
+
+async def replay_trio_driver(url: str, k: int | None, n: int, warmup: int) -> dict[str, Any]:
+    """The floor of dbos_trio's driver: the same, on its Trio-native connection (the fast
+    prepared path the backend's statements take), without the engine or the pool."""
+    from dbos_trio.sysdb.postgres.driver import connect
+
+    latencies = []
+    conn = await connect(url, autocommit=True)
+    try:
+        for i, unit in enumerate(_units(k, warmup + n)):
+            started = time.perf_counter()
+            for text, params in unit:
+                cur = await conn.execute(text, params, prepare=True)
+                if cur.description is not None:
+                    await cur.fetchall()
+            if i >= warmup:
+                latencies.append(time.perf_counter() - started)
+    finally:
+        await conn.close()
+    return {
+        "latency_ms_median": common.ms(median(latencies)),
+        "per_s": round(n / sum(latencies), 1),
+    }
 
 
 async def measure_trio(url: str, k: int | None, n: int, warmup: int) -> dict[str, Any]:
@@ -162,11 +226,17 @@ def run(rounds: int, ks: list[int | None], n: int) -> list[dict[str, Any]]:
     for round_no in range(1, rounds + 1):
         for k in ks:
             label = "enqueue" if k is None else f"S1-K{k}"
-            for library in ("pgbench", "dbos_trio"):
-                with fresh_database(ADMIN_URL, f"replay_{label}", library, False) as url:
+            for library in LIBRARIES:
+                with fresh_database(
+                    ADMIN_URL, f"replay_{label}", library.replace(" ", "_"), False
+                ) as url:
                     trio.run(growth_load.migrate, url)
                     if library == "pgbench":
                         metrics = replay(url, k, n)
+                    elif library == "psycopg":
+                        metrics = replay_psycopg(url, k, n, 20)
+                    elif library == "trio driver":
+                        metrics = trio.run(replay_trio_driver, url, k, n, 20)
                     else:
                         metrics = trio.run(measure_trio, url, k, n, 20)
                 record = {"workload": label, "library": library, "round": round_no, **metrics}
@@ -176,22 +246,30 @@ def run(rounds: int, ks: list[int | None], n: int) -> list[dict[str, Any]]:
 
 
 def table(records: list[dict[str, Any]]) -> str:
+    """Median latency (and rate) of each workload per library, with each library's ratio
+    to pgbench in brackets."""
+    libraries = [lib for lib in LIBRARIES if any(r["library"] == lib for r in records)]
     lines = [
-        "| workload | pgbench replay: median ms (per s) | dbos_trio: median ms (per s) | ratio |",
-        "|---|---|---|---|",
+        "| workload | "
+        + " | ".join(f"{lib}: median ms (per s) [x pgbench]" for lib in libraries)
+        + " |",
+        "|---" * (len(libraries) + 1) + "|",
     ]
-    for workload in dict.fromkeys(r["workload"] for r in records):
-        got = {
-            library: [r for r in records if r["workload"] == workload and r["library"] == library]
-            for library in ("pgbench", "dbos_trio")
-        }
-        lat = {lib: median([r["latency_ms_median"] for r in rs]) for lib, rs in got.items()}
-        rate = {lib: median([r["per_s"] for r in rs]) for lib, rs in got.items()}
-        lines.append(
-            f"| {workload} | {lat['pgbench']:.3f} ({rate['pgbench']:,.0f}) | "
-            f"{lat['dbos_trio']:.3f} ({rate['dbos_trio']:,.0f}) | "
-            f"{lat['dbos_trio'] / lat['pgbench']:.2f} |"
-        )
+    for name in dict.fromkeys(r["workload"] for r in records):
+        cells = []
+        for library in libraries:
+            got = [r for r in records if r["workload"] == name and r["library"] == library]
+            lat = median([r["latency_ms_median"] for r in got])
+            rate = median([r["per_s"] for r in got])
+            base = median(
+                [
+                    r["latency_ms_median"]
+                    for r in records
+                    if r["workload"] == name and r["library"] == "pgbench"
+                ]
+            )
+            cells.append(f"{lat:.3f} ({rate:,.0f}) [{lat / base:.2f}]")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

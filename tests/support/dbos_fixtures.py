@@ -30,6 +30,7 @@ from dbos_trio._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
 from dbos_trio.engine.execute import execute as execute_plan
 from dbos_trio.engine.start import ExecutionPlan
 from dbos_trio.sysdb.postgres.driver import TrioConnection
+from dbos_trio.sysdb.postgres.fast_statements import fast_statement
 
 from support.backends import execute
 
@@ -130,7 +131,7 @@ _INTRANS = pq.TransactionStatus.INTRANS
 class StatementCounter:
     """Counts, for every :class:`TrioConnection` while installed:
 
-    * statements: each ``execute`` call;
+    * statements: each ``execute`` call, and each ``fetch`` its fast path runs;
     * round trips: each conversation the driver runs with the server (``wait``);
     * commits: a statement that ran outside a transaction block and succeeded (an implicit
       autocommit transaction), or a transaction block that ended committed.
@@ -154,17 +155,31 @@ class StatementCounter:
                 counted.commits += 1  # COMMIT of a block (a failed block is INERROR)
             return result
 
-        async def execute(self: TrioConnection, *args: Any, **kwargs: Any) -> Any:
-            counted = counter.counts if counter.watching() else Counts()
-            counted.statements += 1
-            implicit = self.autocommit and self.pgconn.transaction_status == _IDLE
-            cur = await original_execute(self, *args, **kwargs)
-            if implicit and self.pgconn.transaction_status == _IDLE:
-                counted.commits += 1
-            return cur
+        def counting(original: Any) -> Any:
+            async def statement(self: TrioConnection, *args: Any, **kwargs: Any) -> Any:
+                counted = counter.counts if counter.watching() else Counts()
+                counted.statements += 1
+                implicit = self.autocommit and self.pgconn.transaction_status == _IDLE
+                result = await original(self, *args, **kwargs)
+                if implicit and self.pgconn.transaction_status == _IDLE:
+                    counted.commits += 1
+                return result
+
+            return statement
+
+        original_fetch = TrioConnection.fetch
+
+        async def fetch(self: TrioConnection, query: Any, params: Any) -> Any:
+            # fetch falls back on execute for what its fast path does not take: count the
+            # statement once, in whichever of the two sends it.
+            takes = type(params) is dict and self._fast_path_open()
+            if takes and fast_statement(query) is not None:
+                return await counting(original_fetch)(self, query, params)
+            return await original_fetch(self, query, params)
 
         monkeypatch.setattr(TrioConnection, "wait", wait)
-        monkeypatch.setattr(TrioConnection, "execute", execute)
+        monkeypatch.setattr(TrioConnection, "execute", counting(original_execute))
+        monkeypatch.setattr(TrioConnection, "fetch", fetch)
 
     def watching(self) -> bool:
         return self.task is None or trio.lowlevel.current_task() is self.task

@@ -9,6 +9,7 @@ connection usable.
 
 from __future__ import annotations
 
+import types
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -171,3 +172,45 @@ async def test_a_cancelled_prepared_statement_leaves_the_connection_usable(
         assert conn.pgconn.transaction_status == IDLE
         row = await (await conn.execute("SELECT %(a)s::int", {"a": 1}, prepare=True)).fetchone()
         assert row == (1,)
+
+
+async def test_fetch_reads_the_rows_and_count_execute_would_without_a_cursor(
+    database_url: str,
+) -> None:
+    table = f"t_{uuid.uuid4().hex[:10]}"
+    async with connected(database_url) as conn:
+        await conn.execute(f"CREATE TABLE {table} (v int)")
+        plain = await (await conn.execute(QUERY, params(), prepare=False)).fetchall()
+        assert await conn.fetch(QUERY, params()) == (plain, 1)
+        series = "SELECT g FROM generate_series(1, %(n)s) AS g"
+        assert await conn.fetch(series, {"n": 3}) == ([(1,), (2,), (3,)], 3)
+        assert await conn.fetch(series, {"n": 0}) == ([], 0)
+        # A command: no rows, the count of rows it touched; with RETURNING, both.
+        insert = f"INSERT INTO {table} SELECT generate_series(1, %(n)s)"
+        assert await conn.fetch(insert, {"n": 4}) == ([], 4)
+        update = f"UPDATE {table} SET v = v + %(d)s WHERE v > %(min)s RETURNING v"
+        assert await conn.fetch(update, {"d": 10, "min": 2}) == ([(13,), (14,)], 2)
+        # What the fast path does not take (no parameters, a non-ASCII query, a mapping
+        # that is not a dict) goes through execute, with the same result.
+        count = f"SELECT count(*) FROM {table}"
+        assert await conn.fetch(count, {}) == ([(4,)], 1)
+        assert await conn.fetch("SELECT %(t)s::text || 'é'", {"t": "x"}) == ([("xé",)], 1)
+        frozen = types.MappingProxyType({"n": 2})
+        assert await conn.fetch(series, frozen) == ([(1,), (2,)], 2)
+        assert conn._fast_loader is not None and conn._fast_loader.pgresult is None
+
+
+async def test_fetch_raises_like_psycopg_and_a_cancelled_fetch_leaves_the_connection_usable(
+    database_url: str,
+) -> None:
+    async with connected(database_url) as conn:
+        with pytest.raises(psycopg.ProgrammingError):
+            await conn.fetch("SELECT %(a)s::int, %(b)s::int", {"a": 1})
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            await conn.fetch("SELECT 1 / %(zero)s::int", {"zero": 0})
+        assert conn.pgconn.transaction_status == IDLE
+        with trio.move_on_after(0.2) as scope:
+            await conn.fetch("SELECT pg_sleep(%(s)s)", {"s": 5.0})
+        assert scope.cancelled_caught
+        assert conn.pgconn.transaction_status == IDLE
+        assert await conn.fetch("SELECT %(a)s::int", {"a": 1}) == ([(1,)], 1)

@@ -44,18 +44,16 @@ class _InTransaction:
         self._sql = sql
 
     async def one(self, name: str, params: Params) -> Row | None:
-        cur = await self._conn.execute(self._sql[name], params, prepare=True)
-        row: Row | None = await cur.fetchone()
-        return row
+        rows, _count = await self._conn.fetch(self._sql[name], params)
+        return rows[0] if rows else None
 
     async def all(self, name: str, params: Params) -> list[Row]:
-        cur = await self._conn.execute(self._sql[name], params, prepare=True)
-        rows: list[Row] = await cur.fetchall()
+        rows, _count = await self._conn.fetch(self._sql[name], params)
         return rows
 
     async def run(self, name: str, params: Params) -> int:
-        cur = await self._conn.execute(self._sql[name], params, prepare=True)
-        return cur.rowcount
+        _rows, count = await self._conn.fetch(self._sql[name], params)
+        return count
 
     async def execute(self, sql: str) -> None:
         """An unnamed statement without parameters (``SET``, advisory locks)."""
@@ -91,14 +89,13 @@ class PostgresStatements:
         while True:
             try:
                 async with self._pool.connection() as conn:
-                    cur = await conn.execute(query, params, prepare=True)
-                    row: Row | None = await cur.fetchone()
+                    rows, _count = await conn.fetch(query, params)
             except _DRIVER_ERRORS as error:
                 failure = map_error(error, self._pool.scrub)
             else:
                 if self.retrier.outage is not None:
                     self.retrier.succeeded()
-                return row
+                return rows[0] if rows else None
             # Paused (and raised) outside the except block: the driver's error, which may
             # quote a secret of the URL, must not become the mapped error's __context__.
             attempts = await self.retrier.pause(failure, attempts)
@@ -114,8 +111,7 @@ class PostgresStatements:
         while True:
             try:
                 async with self._pool.connection() as conn:
-                    cur = await conn.execute(query, params, prepare=True)
-                    rows: list[Row] = await cur.fetchall()
+                    rows, _count = await conn.fetch(query, params)
             except _DRIVER_ERRORS as error:
                 failure = map_error(error, self._pool.scrub)
             else:
@@ -135,8 +131,7 @@ class PostgresStatements:
         while True:
             try:
                 async with self._pool.connection() as conn:
-                    cur = await conn.execute(query, params, prepare=True)
-                    count = cur.rowcount
+                    _rows, count = await conn.fetch(query, params)
             except _DRIVER_ERRORS as error:
                 failure = map_error(error, self._pool.scrub)
             else:
