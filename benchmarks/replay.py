@@ -155,50 +155,65 @@ def _units(k: int | None, n: int) -> list[list[tuple[str, dict[str, Any]]]]:
     ]
 
 
+class Timing:
+    """The wall time and the process's CPU time of each measured unit of work."""
+
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.cpu = 0.0
+        self._started = (0.0, 0.0)
+
+    def start(self) -> None:
+        self._started = (time.perf_counter(), time.process_time())
+
+    def stop(self, measured: bool) -> None:
+        if measured:
+            self.latencies.append(time.perf_counter() - self._started[0])
+            self.cpu += time.process_time() - self._started[1]
+
+    def figures(self) -> dict[str, Any]:
+        n = len(self.latencies)
+        return {
+            "latency_ms_median": common.ms(median(self.latencies)),
+            "per_s": round(n / sum(self.latencies), 1),
+            "cpu_ms": round(1000 * self.cpu / n, 4),
+        }
+
+
 def replay_psycopg(url: str, k: int | None, n: int, warmup: int) -> dict[str, Any]:
     """The Python floor: plain (blocking) psycopg on one autocommit connection sends the
     engine's statements with their parameters bound, prepared, and reads what they return;
     no event loop, no pool, no engine."""
     import psycopg
 
-    latencies = []
+    timing = Timing()
     with psycopg.connect(url, autocommit=True) as conn:
         for i, unit in enumerate(_units(k, warmup + n)):
-            started = time.perf_counter()
+            timing.start()
             for text, params in unit:
                 cur = conn.execute(text, params, prepare=True)
                 if cur.description is not None:
                     cur.fetchall()
-            if i >= warmup:
-                latencies.append(time.perf_counter() - started)
-    return {
-        "latency_ms_median": common.ms(median(latencies)),
-        "per_s": round(n / sum(latencies), 1),
-    }
+            timing.stop(i >= warmup)
+    return timing.figures()
 
 
 async def replay_trio_driver(url: str, k: int | None, n: int, warmup: int) -> dict[str, Any]:
-    """The floor of dbos_trio's driver: the same, on its Trio-native connection (the fast
-    prepared path the backend's statements take), without the engine or the pool."""
-    from dbos_trio.sysdb.postgres.driver import connect
+    """The floor of dbos_trio's driver: the same, on its Trio-native connection and the
+    path the backend's statements take (``fetch``), without the engine or the pool."""
+    from dbos_trio.sysdb.postgres.connecting import connect
 
-    latencies = []
+    timing = Timing()
     conn = await connect(url, autocommit=True)
     try:
         for i, unit in enumerate(_units(k, warmup + n)):
-            started = time.perf_counter()
+            timing.start()
             for text, params in unit:
-                cur = await conn.execute(text, params, prepare=True)
-                if cur.description is not None:
-                    await cur.fetchall()
-            if i >= warmup:
-                latencies.append(time.perf_counter() - started)
+                await conn.fetch(text, params)
+            timing.stop(i >= warmup)
     finally:
         await conn.close()
-    return {
-        "latency_ms_median": common.ms(median(latencies)),
-        "per_s": round(n / sum(latencies), 1),
-    }
+    return timing.figures()
 
 
 async def measure_trio(url: str, k: int | None, n: int, warmup: int) -> dict[str, Any]:
@@ -207,18 +222,16 @@ async def measure_trio(url: str, k: int | None, n: int, warmup: int) -> dict[str
     # The enqueue alone: onto a queue this executor does not serve.
     bench = Bench(url, {"listen_queues": []} if k is None else {})
     queue = bench.dbos.register_queue(QUEUE) if k is None else None
-    latencies = []
+    timing = Timing()
     async with bench.dbos.launched():
         for i in range(warmup + n):
-            started = time.perf_counter()
+            timing.start()
             if queue is not None:
                 await queue.enqueue(bench.fn.s4_workflow, i)
             else:
                 await bench.fn.s1_workflow(k)
-            if i >= warmup:
-                latencies.append(time.perf_counter() - started)
-    wall = sum(latencies)
-    return {"latency_ms_median": common.ms(median(latencies)), "per_s": round(n / wall, 1)}
+            timing.stop(i >= warmup)
+    return timing.figures()
 
 
 def run(rounds: int, ks: list[int | None], n: int) -> list[dict[str, Any]]:
@@ -246,12 +259,12 @@ def run(rounds: int, ks: list[int | None], n: int) -> list[dict[str, Any]]:
 
 
 def table(records: list[dict[str, Any]]) -> str:
-    """Median latency (and rate) of each workload per library, with each library's ratio
-    to pgbench in brackets."""
+    """Median latency (rate, and client CPU ms per unit where measured in-process) of each
+    workload per library, with each library's ratio to pgbench in brackets."""
     libraries = [lib for lib in LIBRARIES if any(r["library"] == lib for r in records)]
     lines = [
         "| workload | "
-        + " | ".join(f"{lib}: median ms (per s) [x pgbench]" for lib in libraries)
+        + " | ".join(f"{lib}: median ms (per s, CPU ms) [x pgbench]" for lib in libraries)
         + " |",
         "|---" * (len(libraries) + 1) + "|",
     ]
@@ -268,7 +281,9 @@ def table(records: list[dict[str, Any]]) -> str:
                     if r["workload"] == name and r["library"] == "pgbench"
                 ]
             )
-            cells.append(f"{lat:.3f} ({rate:,.0f}) [{lat / base:.2f}]")
+            cpu = [r["cpu_ms"] for r in got if "cpu_ms" in r]
+            spent = f", CPU {median(cpu):.3f}" if cpu else ""
+            cells.append(f"{lat:.3f} ({rate:,.0f}{spent}) [{lat / base:.2f}]")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -45,7 +45,8 @@ import pytest
 import trio
 
 from dbos_trio.sysdb.postgres import migrate as postgres_migrate
-from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
+from dbos_trio.sysdb.postgres.connecting import connect
+from dbos_trio.sysdb.postgres.driver import TrioConnection
 from dbos_trio.sysdb.sqlite.backend import SQLiteSystemDatabase
 from dbos_trio.testing import sqlite_url
 
@@ -200,7 +201,7 @@ async def connected(
     """A PostgreSQL connection of the test's own, closed after the block.
 
     Autocommit unless ``autocommit=False``; ``params`` (``connect_timeout``, libpq
-    parameters, ...) go to the driver's :func:`~dbos_trio.sysdb.postgres.driver.connect`.
+    parameters, ...) go to the driver's :func:`~dbos_trio.sysdb.postgres.connecting.connect`.
     """
     conn = await connect(url, autocommit=autocommit, **params)
     try:

@@ -25,7 +25,8 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.waiting import Wait
 
 from dbos_trio.sysdb.postgres import waiting
-from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
+from dbos_trio.sysdb.postgres.connecting import connect
+from dbos_trio.sysdb.postgres.driver import TrioConnection
 
 from support.backends import connected
 from support.pg_support import fresh_database

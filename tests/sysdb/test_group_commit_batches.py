@@ -15,12 +15,13 @@ with a deduplication collision (only its caller fails).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 import attrs
 import pytest
 import trio
+import trio.testing
 
 from dbos_trio import (
     DBOSQueueDeduplicatedError,
@@ -175,6 +176,10 @@ async def start_all(db: SystemDatabase, starts: list[NewWorkflow]) -> dict[int, 
     return outcomes
 
 
+async def gather_into(found: dict[int, Any], outcomes: Awaitable[dict[int, Any]]) -> None:
+    found.update(await outcomes)
+
+
 def every_field(workflow_id: str) -> NewWorkflow:
     return queued(
         workflow_id,
@@ -251,7 +256,17 @@ async def test_a_failing_batch_leaves_nothing_half_written(db: SystemDatabase, u
     commits = getattr(db, "start_commits", None)
     assert commits is not None
     starts = [queued(f"q{i}") for i in range(N)] + [queued("collides", deduplication_id="d")]
-    outcomes = await start_all(db, starts)
+    # Every start queues behind a flush held open here, so they all go in one batch with
+    # the collision, whatever order Trio runs them in (else the colliding start may run
+    # first, alone, and the others batch without it).
+    commits._flushing += 1
+    outcomes: dict[int, Any] = {}
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(gather_into, outcomes, start_all(db, starts))
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(commits._queue) == N + 1
+        commits._flushing -= 1
+        commits._hand_over()
     assert isinstance(outcomes.pop(N), DBOSQueueDeduplicatedError)
     assert all(result.created for result in outcomes.values())
     assert commits.batches == 0  # the one batch failed as a whole: all were made alone

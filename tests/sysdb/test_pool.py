@@ -17,7 +17,8 @@ import trio.testing
 from psycopg import pq
 from psycopg.conninfo import make_conninfo
 
-from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
+from dbos_trio.sysdb.postgres.connecting import connect
+from dbos_trio.sysdb.postgres.driver import TrioConnection
 from dbos_trio.sysdb.postgres.pool import Pool, PoolClosed
 
 from support.pg_support import fresh_database

@@ -20,7 +20,7 @@ cannot be lost.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -63,30 +63,47 @@ def lose_replies(
     """
     faults = LostReplies(pending=dict.fromkeys(names, times))
     by_text = {statement_text(schema, name): name for name in names}
-    original = TrioConnection.execute
+    originals: dict[str, Callable[..., Awaitable[Any]]] = {
+        "execute": TrioConnection.execute,
+        "fetch": TrioConnection.fetch,
+    }
     doomed_at_commit: dict[int, str] = {}
+    # Connections inside a patched call: fetch hands what its fast path does not take to
+    # execute, and one statement must meet its fault once.
+    inside: set[int] = set()
 
-    async def execute(self: TrioConnection, query: Any, params: Any = None, **kwargs: Any) -> Any:
-        name = by_text.get(query) if isinstance(query, str) else None
-        if name is not None and where is not None and not where(name, params or {}):
-            name = None
-        commit_of = doomed_at_commit.pop(id(self), None) if query == "COMMIT" else None
-        cursor = await original(self, query, params, **kwargs)
-        if commit_of is not None:
-            _drop(self, faults, commit_of)
-        if name is not None and faults.pending.get(name, 0) > 0:
-            faults.pending[name] -= 1
-            if self.pgconn.transaction_status == _IDLE:
-                _drop(self, faults, name)  # it ran (and committed) on its own
-            else:
-                doomed_at_commit[id(self)] = name  # lose the reply of its transaction's COMMIT
-        return cursor
+    def losing(original: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def call(self: TrioConnection, query: Any, params: Any = None, **kw: Any) -> Any:
+            if id(self) in inside:
+                return await original(self, query, params, **kw)
+            name = by_text.get(query) if isinstance(query, str) else None
+            if name is not None and where is not None and not where(name, params or {}):
+                name = None
+            commit_of = doomed_at_commit.pop(id(self), None) if query == "COMMIT" else None
+            inside.add(id(self))
+            try:
+                result = await original(self, query, params, **kw)
+            finally:
+                inside.discard(id(self))
+            if commit_of is not None:
+                _drop(self, faults, commit_of)
+            if name is not None and faults.pending.get(name, 0) > 0:
+                faults.pending[name] -= 1
+                if self.pgconn.transaction_status == _IDLE:
+                    _drop(self, faults, name)  # it ran (and committed) on its own
+                else:
+                    doomed_at_commit[id(self)] = name  # lose its transaction's COMMIT reply
+            return result
 
-    TrioConnection.execute = execute  # type: ignore[method-assign]
+        return call
+
+    for method, original in originals.items():
+        setattr(TrioConnection, method, losing(original))
     try:
         yield faults
     finally:
-        TrioConnection.execute = original  # type: ignore[method-assign]
+        for method, original in originals.items():
+            setattr(TrioConnection, method, original)
 
 
 def _drop(conn: TrioConnection, faults: LostReplies, name: str) -> None:

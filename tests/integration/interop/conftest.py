@@ -28,7 +28,7 @@ import trio
 from interop_support import as_url
 
 from dbos_trio.sysdb.postgres import migrate
-from dbos_trio.sysdb.postgres.driver import connect
+from dbos_trio.sysdb.postgres.connecting import connect
 
 from support.pg_support import create_database, drop_database, fresh_database, url_for_database
 

@@ -33,7 +33,7 @@ from dbos_trio import DBOS, Config, PortableWorkflowError
 from dbos_trio.client import Client, EnqueueOptions
 from dbos_trio.sysdb.migrations import LATEST_VERSION
 from dbos_trio.sysdb.postgres import migrate
-from dbos_trio.sysdb.postgres.driver import connect
+from dbos_trio.sysdb.postgres.connecting import connect
 
 from support.catalog import dump_catalog
 

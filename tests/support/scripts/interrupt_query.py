@@ -28,7 +28,8 @@ from typing import Any
 import trio
 from psycopg.conninfo import make_conninfo
 
-from dbos_trio.sysdb.postgres.driver import TrioConnection, connect
+from dbos_trio.sysdb.postgres.connecting import connect
+from dbos_trio.sysdb.postgres.driver import TrioConnection
 from dbos_trio.sysdb.postgres.pool import Pool
 
 SLEEP = "SELECT pg_sleep(30)"

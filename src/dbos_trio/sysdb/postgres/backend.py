@@ -62,7 +62,8 @@ from ..statements import (
 )
 from ..wakeups import WakeupRegistry
 from . import migrate
-from .driver import TrioConnection, connect
+from .connecting import connect
+from .driver import TrioConnection
 from .errors import map_error
 from .listener import POLLING_RECHECK_SECONDS, Listener
 from .notifier import Notifier

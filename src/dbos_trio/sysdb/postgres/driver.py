@@ -17,7 +17,7 @@ Invariants, and why:
   the connection is closed, never handed back half-way through a conversation.
 * psycopg's asyncio primitives are replaced: the connection lock is a ``trio.Lock`` (an
   ``asyncio.Lock`` breaks as soon as two Trio tasks contend for it).
-* Timeouts that guard I/O (connect, cancel) are measured in real time
+* Timeouts that guard I/O (connecting, in :mod:`.connecting`; cancel) are measured in real time
   (:func:`dbos_trio._clock.real_time_limit`), so they still work under
   ``MockClock(autojump_threshold=0)``, where a Trio deadline around a socket wait fires
   at once.
@@ -26,8 +26,10 @@ Invariants, and why:
   scheduler trip), which cost about as much client CPU as the round trip itself: the
   statement is converted once per process, prepared once per connection and parameter
   types (psycopg's own key), and run as one Bind/Execute. What comes back is an ordinary
-  cursor holding the result. psycopg's ``DEALLOCATE ALL`` (after a ROLLBACK, say) drops
-  these statements too, so it empties their table as well.
+  cursor holding the result; :meth:`TrioConnection.fetch`, the backend's call, skips the
+  cursor too and reads the rows straight from libpq's result. psycopg's ``DEALLOCATE
+  ALL`` (after a ROLLBACK, say) drops these statements too, so it empties their table as
+  well.
 
 This relies on psycopg internals (``wait``, ``lock``, ``_connect_gen``, ``_cancel_gen``,
 ``_should_cancel``, ``_deallocate``, ``_query2pg`` in :mod:`.fast_statements`, the
@@ -49,15 +51,12 @@ import psycopg
 import trio
 from psycopg import adapt, generators, pq
 from psycopg import errors as pg_errors
-from psycopg._conninfo_attempts import conninfo_attempts
 from psycopg.abc import Params, PQGen, Query, Transformer
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.transaction import AsyncTransaction
 
 from ..._clock import real_time_limit
-from ..._redact import NO_SECRETS, Scrubber, names_a_secret
+from ..._redact import NO_SECRETS, Scrubber
 from .fast_statements import FastStatement, fast_statement, first_error
-from .scrubbing import scrubbed
 from .waiting import drive, drive_conn
 
 logger = logging.getLogger("dbos_trio.driver")
@@ -456,70 +455,3 @@ class NotificationStream:
                 for n in received
             )
         return self._buffer.popleft()
-
-
-async def connect(
-    conninfo: str = "",
-    *,
-    autocommit: bool = False,
-    connect_timeout: float = 10.0,
-    prepare_threshold: int | None = 5,
-    scrub: Scrubber | None = None,
-    **params: Any,
-) -> TrioConnection:
-    """Open a :class:`TrioConnection`, trying each host the conninfo names in turn.
-
-    ``connect_timeout`` bounds each attempt in real time. Name resolution runs in a worker
-    thread (libpq would otherwise block the Trio loop on DNS). A failure raises a
-    ``psycopg.Error`` whose text holds no secret of ``conninfo`` (nor of ``scrub``'s): a
-    scrubbed copy, chained to nothing (:mod:`.scrubbing`); the connection keeps the
-    scrubber as ``conn.scrub`` for what it logs. Cancellation abandons the attempt.
-    """
-    scrubber = Scrubber.for_urls(conninfo) | Scrubber.for_values(
-        *(str(value) for key, value in params.items() if names_a_secret(key))
-    )
-    if scrub is not None:
-        scrubber = scrubber | scrub
-    conn, failure = await _connect(conninfo, connect_timeout, params)
-    if conn is None:
-        assert failure is not None
-        # Raised here, outside every except block, so nothing chains the original to it.
-        raise scrubbed(failure, scrubber)
-    conn._autocommit = autocommit
-    conn.prepare_threshold = prepare_threshold
-    conn.scrub = scrubber
-    return conn
-
-
-async def _connect(
-    conninfo: str, connect_timeout: float, params: dict[str, Any]
-) -> tuple[TrioConnection | None, psycopg.Error | None]:
-    """A connection to the first host that answers, or the (raw) error to report."""
-    try:
-        # libpq's parse errors quote what they could not parse: a password, say.
-        attempts = await trio.to_thread.run_sync(
-            conninfo_attempts, conninfo_to_dict(conninfo, **params)
-        )
-    except psycopg.Error as error:
-        return None, error
-    failures: list[str] = []
-    last_error: psycopg.Error | None = None
-    for attempt in attempts:
-        described = f"host {attempt.get('host')!r}, port {attempt.get('port')!r}"
-        try:
-            with real_time_limit(connect_timeout) as limit:
-                conn = await drive_conn(TrioConnection._connect_gen(make_conninfo("", **attempt)))
-            if limit.cancelled_caught:
-                raise pg_errors.ConnectionTimeout(
-                    f"connection timeout expired after {connect_timeout:g} s"
-                )
-        except psycopg.Error as error:
-            last_error = error
-            failures.append(f"{described}: {error}")
-            continue
-        return conn, None
-    if last_error is None:
-        return None, psycopg.OperationalError("no host to connect to")
-    if len(failures) == 1:
-        return None, last_error
-    return None, type(last_error)("; ".join(failures))

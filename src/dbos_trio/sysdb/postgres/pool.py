@@ -29,7 +29,8 @@ from psycopg import pq
 
 from ..._clock import real_time_limit
 from ..._redact import Scrubber
-from .driver import CLEANUP_LIMIT_SECONDS, TrioConnection, connect
+from .connecting import connect
+from .driver import CLEANUP_LIMIT_SECONDS, TrioConnection
 
 logger = logging.getLogger("dbos_trio.pool")
 
