@@ -11,7 +11,16 @@ maintain. This benchmark gives each workload its own floor: the exact statements
 engine sends for it (rendered from the backend's statement files, parameters inlined as
 literals except the workflow id), replayed by pgbench from one client with prepared
 statements, one workflow per pgbench transaction. What is left between dbos_trio and that
-floor is the client: Python, Trio and psycopg.
+floor is the client: Python, Trio and psycopg. Three Python floors in between tell
+where it goes, each running the same statements with their parameters bound, prepared,
+on one autocommit connection:
+
+* **psycopg**: plain blocking psycopg (what Python costs, waiting inside libpq);
+* **bare trio**: libpq driven by hand on Trio's I/O (what any Trio client pays);
+* **trio driver**: dbos_trio's own connection, the call the backend makes (``fetch``);
+
+and **dbos_trio** is the whole engine (pool, retries, checkpoints, serialization).
+Every in-process figure also reports the process's CPU time per unit.
 
 Workloads, each timed per call on a fresh database, dbos_trio in this process:
 
@@ -20,7 +29,8 @@ Workloads, each timed per call on a fresh database, dbos_trio in this process:
 * **enqueue**: ``Queue.enqueue`` of a one-step workflow onto a queue this executor does
   not serve (S4's enqueue phase alone); the floor replays init_workflow of an ENQUEUED row.
 
-Rounds interleave (pgbench, dbos_trio, next workload, ...) so both see the same machine.
+Rounds interleave (every library, then the next workload, ...) so all see the same
+machine.
 """
 
 from __future__ import annotations
@@ -36,13 +46,15 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from psycopg import pq
 
 from benchmarks import common, floor, growth_load
 from benchmarks.common import median
 from benchmarks.runner import fresh_database
 
-# pgbench (the server's floor), plain psycopg (Python's), dbos_trio's driver alone, the engine.
-LIBRARIES = ("pgbench", "psycopg", "trio driver", "dbos_trio")
+# pgbench (the server's floor), plain psycopg (Python's), libpq by hand on Trio (Trio's),
+# dbos_trio's driver alone, the whole engine.
+LIBRARIES = ("pgbench", "psycopg", "bare trio", "trio driver", "dbos_trio")
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 RESULTS = Path(__file__).parent / "results"
 QUEUE = "replay_q"
@@ -216,6 +228,63 @@ async def replay_trio_driver(url: str, k: int | None, n: int, warmup: int) -> di
     return timing.figures()
 
 
+async def replay_bare_trio(url: str, k: int | None, n: int, warmup: int) -> dict[str, Any]:
+    """Trio's floor: libpq driven by hand on Trio's I/O (no psycopg generators, lock or
+    cursor): each statement prepared once, then per call its parameters dumped, sent as
+    one Bind/Execute, the reply awaited with ``wait_readable`` and its rows loaded. What
+    any Trio client of libpq pays per statement at the least."""
+    from psycopg import adapt
+    from psycopg import errors as pg_errors
+
+    from dbos_trio.sysdb.postgres.connecting import connect
+    from dbos_trio.sysdb.postgres.fast_statements import fast_statement
+
+    conn = await connect(url, autocommit=True)
+    pgconn, fileno = conn.pgconn, conn.pgconn.socket
+    dumper, loader = adapt.Transformer(conn), adapt.Transformer(conn)
+    names: dict[tuple[bytes, tuple[int, ...]], bytes] = {}
+
+    async def results() -> list[Any]:
+        while pgconn.flush():
+            await trio.lowlevel.wait_writable(fileno)
+        got = []
+        while True:
+            while pgconn.is_busy():
+                await trio.lowlevel.wait_readable(fileno)
+                pgconn.consume_input()
+            result = pgconn.get_result()
+            if result is None:
+                return got
+            if result.status == pq.ExecStatus.FATAL_ERROR:
+                raise pg_errors.error_from_result(result)
+            got.append(result)
+
+    timing = Timing()
+    try:
+        for i, unit in enumerate(_units(k, warmup + n)):
+            timing.start()
+            for text, params in unit:
+                statement = fast_statement(text)
+                assert statement is not None
+                values = [params[name] for name in statement.order]
+                dumped = dumper.dump_sequence(values, statement.formats)
+                key = (statement.query, tuple(dumper.types))
+                name = names.get(key)
+                if name is None:
+                    name = names[key] = b"bare_%d" % len(names)
+                    pgconn.send_prepare(name, key[0], param_types=key[1])
+                    await results()
+                pgconn.send_query_prepared(name, dumped, param_formats=dumper.formats)
+                for result in await results():
+                    if result.status == pq.ExecStatus.TUPLES_OK:
+                        loader.set_pgresult(result)
+                        loader.load_rows(0, result.ntuples, tuple)
+            timing.stop(i >= warmup)
+    finally:
+        await conn.close()
+    return timing.figures()
+
+
 async def measure_trio(url: str, k: int | None, n: int, warmup: int) -> dict[str, Any]:
     from benchmarks.driver_trio import Bench
 
@@ -248,6 +317,8 @@ def run(rounds: int, ks: list[int | None], n: int) -> list[dict[str, Any]]:
                         metrics = replay(url, k, n)
                     elif library == "psycopg":
                         metrics = replay_psycopg(url, k, n, 20)
+                    elif library == "bare trio":
+                        metrics = trio.run(replay_bare_trio, url, k, n, 20)
                     elif library == "trio driver":
                         metrics = trio.run(replay_trio_driver, url, k, n, 20)
                     else:

@@ -29,7 +29,7 @@ from dbos_trio import (
     DBOSInitializationError,
     DBOSNotLaunchedError,
 )
-from dbos_trio.sysdb.postgres import driver, pool
+from dbos_trio.sysdb.postgres import backend, connecting, pool
 
 from support.backends import migrate_postgres, query
 from support.pg_support import as_url, fresh_database
@@ -352,8 +352,8 @@ async def test_an_invalid_config_fails_before_anything_connects(
         attempts.append("connect")
         raise AssertionError("nothing may connect")
 
-    monkeypatch.setattr(driver, "connect", no_connecting)
-    monkeypatch.setattr(pool, "connect", no_connecting)
+    for module in (connecting, pool, backend):  # every module that binds connect
+        monkeypatch.setattr(module, "connect", no_connecting)
 
     with pytest.raises(DBOSConfigError, match=r"Config\.max_connections"):
         DBOS(Config(app_name="valid-name", database_url=database_url, max_connections=0))

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import trio
 
 from support.backends import query
 
@@ -21,7 +22,15 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.floor import pgbench_path  # noqa: E402
-from benchmarks.replay import QUEUE, pgbench_statement, replay, workload_script  # noqa: E402
+from benchmarks.replay import (  # noqa: E402
+    QUEUE,
+    pgbench_statement,
+    replay,
+    replay_bare_trio,
+    replay_psycopg,
+    replay_trio_driver,
+    workload_script,
+)
 
 pytestmark = pytest.mark.postgres_only_module("pgbench replays PostgreSQL statements")
 
@@ -60,6 +69,25 @@ async def test_the_replayed_workloads_leave_what_the_engine_would(
     assert queued == {QUEUE: 4}
     inputs = await query_rows(url, "SELECT 'inputs', count(*) FROM {t}workflow_input GROUP BY 1")
     assert inputs == {"inputs": 9}
+
+
+async def test_the_python_floors_do_the_engines_work_too(system_database_url: str) -> None:
+    """psycopg, libpq by hand on Trio, and the driver alone each leave, per replayed
+    workflow, a finished row with its steps (and per enqueue an ENQUEUED row)."""
+    url = system_database_url
+    figures = [
+        await trio.to_thread.run_sync(replay_psycopg, url, 2, 3, 1),
+        await replay_bare_trio(url, 2, 3, 1),
+        await replay_trio_driver(url, 2, 3, 1),
+        await replay_bare_trio(url, None, 2, 0),
+    ]
+    assert all(f["per_s"] > 0 and f["cpu_ms"] > 0 for f in figures)
+    finished = await query_rows(url, "SELECT status, count(*) FROM {t}workflow_status GROUP BY 1")
+    assert finished == {"SUCCESS": 3 * 4, "ENQUEUED": 2}
+    steps = await query_rows(
+        url, "SELECT workflow_uuid, count(*) FROM {t}operation_outputs GROUP BY 1"
+    )
+    assert sorted(steps.values()) == [2] * 12
 
 
 async def query_rows(url: str, sql: str) -> dict[object, int]:
