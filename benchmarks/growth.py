@@ -174,7 +174,7 @@ def explain_batches(url: str, now_ms: int) -> dict[str, Any]:
     from dbos_trio.sysdb.rows import new_workflow_params, outcome_params, step_params
     from dbos_trio.sysdb.sql.step_batches import batch_params
 
-    growth_load.insert_pending(url, BATCH, "batch", now_ms)
+    growth_load.POSTGRES.insert_pending(url, BATCH, "batch", now_ms)
     ids = [f"rec-batch-{i}" for i in range(1, BATCH + 1)]
     owner = "dead-owner"  # the PENDING rows' owner (growth_load)
     step = RecordedStep(
@@ -226,7 +226,7 @@ def explain_batches(url: str, now_ms: int) -> dict[str, Any]:
                 plan["text"] = "\n".join(row[0] for row in plan["text"])
                 plans[label] = plan
     finally:
-        growth_load.delete_recovered(url, "batch")
+        growth_load.POSTGRES.delete_recovered(url, "batch")
     return plans
 
 
@@ -258,8 +258,9 @@ def _claim_request(now_ms: int, counted: bool) -> Any:
 # --------------------------------------------------------------------------- probes
 
 
-async def probe_size(url: str, size: int, n: int, now_ms: int) -> dict[str, Any]:
-    """Enqueue, claim, status and listing latencies at the table's current size."""
+async def probe_latencies(url: str, size: int, n: int, now_ms: int) -> dict[str, Any]:
+    """Enqueue, claim, status and listing latencies at the table's current size, through
+    the engine (either backend: ``url`` picks it)."""
     import dbos_trio
     from dbos_trio.sysdb.open import open_system_database
 
@@ -295,31 +296,25 @@ async def probe_size(url: str, size: int, n: int, now_ms: int) -> dict[str, Any]
             out[label] = _stats(await _timed(n - 3, claim))
     finally:
         await sysdb.close()
-    out["explain_claims"] = explain_claims(url, now_ms)  # a few enqueued rows are left
-    # The claimed rows leave the queue as finished ones, like the rest of the history.
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(
-            "UPDATE dbos.workflow_status SET status = 'SUCCESS', completed_at = %s "
-            "WHERE name = 'growth_queued' AND status IN ('ENQUEUED', 'PENDING')",
-            (now_ms,),
-        )
     return out
 
 
-def _in_flight(url: str) -> int:
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM dbos.workflow_status WHERE status IN ('ENQUEUED', 'PENDING')"
-        ).fetchone()
-    assert row is not None
-    return int(row[0])
+async def probe_size(url: str, size: int, n: int, now_ms: int) -> dict[str, Any]:
+    """:func:`probe_latencies`, then the claim's plans (a few enqueued rows are left)."""
+    out = await probe_latencies(url, size, n, now_ms)
+    out["explain_claims"] = explain_claims(url, now_ms)
+    growth_load.POSTGRES.finish_queued(url, now_ms)
+    return out
 
 
-async def probe_recovery(url: str, n: int, tag: str) -> dict[str, Any]:
-    """Launch over ``n`` dead PENDING rows; seconds until none is in flight."""
+async def probe_recovery(
+    url: str, n: int, tag: str, history: growth_load.History = growth_load.POSTGRES
+) -> dict[str, Any]:
+    """Launch over ``n`` dead PENDING rows; seconds until none is in flight (watched on
+    the backend's own connection, every 20 ms)."""
     import dbos_trio
 
-    growth_load.insert_pending(url, n, tag, int(time.time() * 1000))
+    history.insert_pending(url, n, tag, int(time.time() * 1000))
     dbos = dbos_trio.DBOS(
         dbos_trio.Config(
             app_name=APP_NAME, database_url=url, app_version=APP_VERSION, executor_id=EXECUTOR_ID
@@ -338,19 +333,14 @@ async def probe_recovery(url: str, n: int, tag: str) -> dict[str, Any]:
     seen: list[float] = []
 
     def watch() -> None:
-        with psycopg.connect(url, autocommit=True) as conn:
-            query = (
-                "SELECT count(*) FROM dbos.workflow_status WHERE status IN ('ENQUEUED', 'PENDING')"
-            )
-            while not done.is_set():
-                row = conn.execute(query).fetchone()
-                if row is not None and int(row[0]) == 0:
-                    seen.append(time.perf_counter())
-                    done.set()
-                    return
-                time.sleep(common.POLL_INTERVAL_S)
+        while not done.is_set():
+            if history.in_flight(url) == 0:
+                seen.append(time.perf_counter())
+                done.set()
+                return
+            time.sleep(common.POLL_INTERVAL_S)
 
-    if _in_flight(url) != n:
+    if history.in_flight(url) != n:
         raise RuntimeError("rows other than the recovery's are in flight")
     watcher = threading.Thread(target=watch, daemon=True)
     started = time.perf_counter()
@@ -359,15 +349,10 @@ async def probe_recovery(url: str, n: int, tag: str) -> dict[str, Any]:
         await trio.to_thread.run_sync(done.wait, 900.0)
     if not seen:
         raise RuntimeError(f"recovery of {n} rows did not finish in 900 s")
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM dbos.workflow_status WHERE name = 'growth_recover' "
-            "AND workflow_uuid LIKE %s AND status = 'SUCCESS'",
-            (f"rec-{tag}-%",),
-        ).fetchone()
-    if row is None or int(row[0]) != n:
-        raise RuntimeError(f"only {row} of {n} recovered rows are SUCCESS")
-    growth_load.delete_recovered(url, tag)
+    recovered = history.recovered(url, tag)
+    if recovered != n:
+        raise RuntimeError(f"only {recovered} of {n} recovered rows are SUCCESS")
+    history.delete_recovered(url, tag)
     return {"recovery_s": round(seen[0] - started, 3), "recovered": n}
 
 
@@ -410,9 +395,9 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     return records
 
 
-def table(records: list[dict[str, Any]], explain: bool = False) -> str:
+def table(records: list[dict[str, Any]], explain: bool = False, plans: bool = True) -> str:
     """Median (p99) per probe and size, the ratio of the largest size to the smallest, and
-    the outline of every plan at the largest size."""
+    (``plans``) the outline of every plan at the largest size."""
     sizes = [r["size"] for r in records]
     probes = list(records[0]["latency"])
     head = "| probe | " + " | ".join(f"{s:,} rows" for s in sizes) + " | last/first |"
@@ -432,6 +417,8 @@ def table(records: list[dict[str, Any]], explain: bool = False) -> str:
             first, last = first["median_ms"], last["median_ms"]
         ratio = f"{last / first:.2f}" if first else "-"
         lines.append(f"| {probe} | " + " | ".join(cells) + f" | {ratio} |")
+    if not plans:
+        return "\n".join(lines)
     last = records[-1]
     lines.append("")
     lines.append(f"Plans at {last['size']:,} rows (EXPLAIN ANALYZE execution ms):")

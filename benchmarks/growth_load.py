@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 
@@ -130,31 +130,77 @@ def grow(url: str, have: int, want: int, steps: int, t0: int) -> dict[str, Any]:
     }
 
 
-def insert_pending(url: str, n: int, tag: str, now_ms: int) -> None:
-    """``n`` PENDING rows of this executor whose owner died: what launch must recover
-    (created one per millisecond before ``now_ms``, as a burst of starts would be)."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(
-            _PENDING_ROWS,
-            {
-                "tag": tag,
-                "n": n,
-                "executor": EXECUTOR_ID,
-                "version": APP_VERSION,
-                "app": APP_NAME,
-                "now": now_ms,
-            },
-        )
+class History(Protocol):
+    """What the recovery probe needs of a backend's tables, outside the engine."""
+
+    def insert_pending(self, url: str, n: int, tag: str, now_ms: int) -> None:
+        """``n`` PENDING rows of this executor whose owner died: what launch must recover
+        (created one per millisecond before ``now_ms``, as a burst of starts would be)."""
+
+    def in_flight(self, url: str) -> int:
+        """How many rows are ENQUEUED or PENDING."""
+
+    def recovered(self, url: str, tag: str) -> int:
+        """How many of one recovery probe's rows ended SUCCESS."""
+
+    def delete_recovered(self, url: str, tag: str) -> int:
+        """Remove one recovery probe's rows: the next size starts from the history alone."""
+
+    def finish_queued(self, url: str, now_ms: int) -> None:
+        """The probes' enqueued and claimed rows leave the queue as finished ones, like
+        the rest of the history."""
 
 
-def delete_recovered(url: str, tag: str) -> int:
-    """Remove one recovery probe's rows (and, by cascade, their steps): the next size
-    starts from the history alone."""
-    with psycopg.connect(url, autocommit=True) as conn:
-        cur = conn.execute(
-            "DELETE FROM dbos.workflow_status WHERE workflow_uuid LIKE %s", (f"rec-{tag}-%",)
-        )
-        return cur.rowcount
+class PostgresHistory:
+    """:class:`History` on PostgreSQL (``dbos`` schema)."""
+
+    def insert_pending(self, url: str, n: int, tag: str, now_ms: int) -> None:
+        params = {
+            "tag": tag,
+            "n": n,
+            "executor": EXECUTOR_ID,
+            "version": APP_VERSION,
+            "app": APP_NAME,
+            "now": now_ms,
+        }
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(_PENDING_ROWS, params)
+
+    def in_flight(self, url: str) -> int:
+        return self._count(url, "status IN ('ENQUEUED', 'PENDING')", ())
+
+    def recovered(self, url: str, tag: str) -> int:
+        where = "name = 'growth_recover' AND workflow_uuid LIKE %s AND status = 'SUCCESS'"
+        return self._count(url, where, (f"rec-{tag}-%",))
+
+    def delete_recovered(self, url: str, tag: str) -> int:
+        # (Their steps go with them, by cascade.)
+        with psycopg.connect(url, autocommit=True) as conn:
+            cur = conn.execute(
+                "DELETE FROM dbos.workflow_status WHERE workflow_uuid LIKE %s", (f"rec-{tag}-%",)
+            )
+            return cur.rowcount
+
+    def finish_queued(self, url: str, now_ms: int) -> None:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(FINISH_QUEUED.format(t="dbos.").replace("?", "%s"), (now_ms,))
+
+    def _count(self, url: str, where: str, params: tuple[Any, ...]) -> int:
+        with psycopg.connect(url, autocommit=True) as conn:
+            row = conn.execute(
+                f"SELECT count(*) FROM dbos.workflow_status WHERE {where}", params
+            ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+POSTGRES = PostgresHistory()
+
+# Shared by both backends' History (SQLite's placeholder; PostgreSQL swaps it for %s).
+FINISH_QUEUED = (
+    "UPDATE {t}workflow_status SET status = 'SUCCESS', completed_at = ? "
+    "WHERE name = 'growth_queued' AND status IN ('ENQUEUED', 'PENDING')"
+)
 
 
 def table_sizes(url: str) -> dict[str, Any]:

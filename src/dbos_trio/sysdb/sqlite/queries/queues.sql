@@ -1,5 +1,10 @@
 -- The SQLite backend's statements: recovery, queues, claims and the timeout sweep.
 -- (Conventions: see lifecycle.sql.)
+--
+-- SQLite uses a partial index only when the query's WHERE repeats the index's own terms
+-- (it does not infer that status = 'ENQUEUED' implies status IN ('ENQUEUED', 'PENDING')),
+-- so the queue statements spell out the in-flight and rate-limited indexes' conditions;
+-- without them every poll and claim scanned the whole table.
 
 -- name: has_due_delayed
 -- Whether release_delayed has anything to do: looked at without the write lock, so an idle
@@ -14,7 +19,8 @@ SELECT EXISTS (
 -- Distinct partition keys with ENQUEUED rows (SQLite's planner skips through the
 -- partition dequeue index on its own; PostgreSQL needs a recursive loose index scan).
 SELECT DISTINCT queue_partition_key FROM workflow_status
-WHERE queue_name = :queue_name AND status = 'ENQUEUED' AND queue_partition_key IS NOT NULL
+WHERE queue_name = :queue_name AND status = 'ENQUEUED' AND status IN ('ENQUEUED', 'PENDING')
+  AND queue_partition_key IS NOT NULL
 ORDER BY queue_partition_key
 
 -- name: count_recent_starts
@@ -22,7 +28,7 @@ ORDER BY queue_partition_key
 -- window (finished ones included), of this application or unclaimed. With a partition
 -- key, only that partition's.
 SELECT count(*) FROM workflow_status
-WHERE queue_name = :queue_name AND rate_limited
+WHERE queue_name = :queue_name AND rate_limited = TRUE
   AND status NOT IN ('ENQUEUED', 'DELAYED')
   AND started_at_epoch_ms > :now - :period_ms
   AND (application_name = :application_name OR application_name IS NULL)
@@ -32,7 +38,7 @@ WHERE queue_name = :queue_name AND rate_limited
 -- Concurrency: PENDING rows of the queue across every executor, of this application or
 -- unclaimed. With a partition key, only that partition's.
 SELECT count(*) FROM workflow_status
-WHERE queue_name = :queue_name AND status = 'PENDING'
+WHERE queue_name = :queue_name AND status = 'PENDING' AND status IN ('ENQUEUED', 'PENDING')
   AND (application_name = :application_name OR application_name IS NULL)
   AND (:partition_key IS NULL OR queue_partition_key = :partition_key)
 
@@ -41,7 +47,7 @@ WHERE queue_name = :queue_name AND status = 'PENDING'
 -- looked at without the write lock: an idle queue's polls never take it.
 SELECT EXISTS (
     SELECT 1 FROM workflow_status
-    WHERE queue_name = :queue_name AND status = 'ENQUEUED'
+    WHERE queue_name = :queue_name AND status = 'ENQUEUED' AND status IN ('ENQUEUED', 'PENDING')
       AND (application_version = :application_version
            OR (:runs_latest_version AND application_version IS NULL))
       AND (application_name = :application_name OR application_name IS NULL)
@@ -67,7 +73,7 @@ SET status = 'PENDING', owner_xid = :owner_xid,
         ELSE workflow_deadline_epoch_ms END
 WHERE status = 'ENQUEUED' AND workflow_uuid IN (
     SELECT workflow_uuid FROM workflow_status
-    WHERE queue_name = :queue_name AND status = 'ENQUEUED'
+    WHERE queue_name = :queue_name AND status = 'ENQUEUED' AND status IN ('ENQUEUED', 'PENDING')
       AND (application_version = :application_version
            OR (:runs_latest_version AND application_version IS NULL))
       AND (application_name = :application_name OR application_name IS NULL)
