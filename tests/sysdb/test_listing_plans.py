@@ -5,14 +5,18 @@
   ties on created_at included, with every payload and filter as before.
 * On PostgreSQL, where the database sorts text by code point, an id-prefix filter is also
   a range on the primary key (LIKE alone cannot use it): the range must never drop a match,
-  whatever the prefix's last character, and the plan must be able to use the index.
+  whatever the prefix's last character, and the plan must be able to use the index. On
+  SQLite (BINARY text: always code-point order) likewise, beside its ``substr`` match.
 
-The benchmark that motivated both is ``benchmarks/growth.py`` (G1).
+The benchmarks that motivated them are ``benchmarks/growth.py`` and
+``benchmarks/growth_sqlite.py`` (G1 on each backend).
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,12 +24,12 @@ import pytest
 from dbos_trio.sysdb.open import open_system_database
 from dbos_trio.sysdb.postgres.backend import (
     PostgresListing,
-    _successor,
     orders_by_code_point,
 )
 from dbos_trio.sysdb.protocol import SystemDatabase
 from dbos_trio.sysdb.records import WorkflowFilters
-from dbos_trio.sysdb.sql.listing import list_workflows_query
+from dbos_trio.sysdb.sql.listing import list_workflows_query, prefix_successor
+from dbos_trio.sysdb.sqlite.listing import SQLITE_LISTING
 
 from support.backends import backend_of, connected, query
 from support.sysdb_records import T0, workflow
@@ -121,13 +125,32 @@ async def test_a_prefix_listing_can_use_the_primary_key_on_postgres(url: str) ->
     assert "workflow_status_pkey" in text and "Index Cond" in text, text
 
 
+async def test_a_prefix_listing_searches_the_primary_key_on_sqlite(tmp_path: Path) -> None:
+    """SQLite's case-sensitive prefix match (``substr``) cannot use an index; the range
+    beside it can, where before a prefix listing walked the time index over every row."""
+    path = tmp_path / "prefix.sqlite"
+    sysdb = await open_system_database(f"sqlite:///{path}")
+    await sysdb.close()
+    filters = WorkflowFilters(workflow_id_prefix="ab", limit=5, sort_desc=True)
+    sql, params = list_workflows_query(filters, SQLITE_LISTING)
+    conn = sqlite3.connect(path)
+    try:
+        plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params)]
+    finally:
+        conn.close()
+    assert any(
+        "sqlite_autoindex_workflow_status_1 (workflow_uuid>? AND workflow_uuid<?)" in step
+        for step in plan
+    ), plan
+
+
 def test_successor_is_the_least_string_above_every_extension() -> None:
-    assert _successor("ab") == "ac"
-    assert _successor("a~") == "a\x7f"
-    assert _successor("é") == "ê"
-    assert _successor("a\ud7ff") is None  # U+D800 is a surrogate: no range, LIKE alone
-    assert _successor("a\U0010ffff") is None
-    assert _successor("") is None
+    assert prefix_successor("ab") == "ac"
+    assert prefix_successor("a~") == "a\x7f"
+    assert prefix_successor("é") == "ê"
+    assert prefix_successor("a\ud7ff") is None  # U+D800 is a surrogate: no range, LIKE alone
+    assert prefix_successor("a\U0010ffff") is None
+    assert prefix_successor("") is None
 
 
 def test_only_code_point_collations_of_libc_make_a_prefix_a_range() -> None:

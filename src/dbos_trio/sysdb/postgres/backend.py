@@ -48,6 +48,7 @@ from ..rows import (
     new_workflow_record,
 )
 from ..sql import SQLSystemDatabase
+from ..sql.listing import prefix_successor
 from ..statements import (
     PORTABLE_PACKAGE,
     Row,
@@ -449,7 +450,7 @@ class PostgresListing:
     def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         like = f"{column} LIKE %s"
-        upper = _successor(prefix) if self.bytewise else None
+        upper = prefix_successor(prefix) if self.bytewise else None
         if upper is None:
             return like, [escaped + "%"]
         # LIKE alone cannot use the primary key's b-tree unless the collation is "C"
@@ -487,14 +488,3 @@ def orders_by_code_point(collation: str | None, provider: str | None) -> bool:
     """Whether a database default collation sorts text by code point (so a prefix is a
     range). ``provider`` is None before PostgreSQL 15, where the default is always libc."""
     return provider in (None, "c") and collation in _CODE_POINT_COLLATIONS
-
-
-def _successor(prefix: str) -> str | None:
-    """The least string greater than every string starting with ``prefix``, in code-point
-    order; None when there is none to write (last character U+10FFFF, or a surrogate)."""
-    if not prefix:
-        return None
-    following = ord(prefix[-1]) + 1
-    if following > 0x10FFFF or 0xD800 <= following <= 0xDFFF:
-        return None
-    return prefix[:-1] + chr(following)

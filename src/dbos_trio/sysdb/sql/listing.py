@@ -70,6 +70,19 @@ def workflow_row(row: Sequence[Any]) -> WorkflowRow:
     return WorkflowRow(**dict(zip(WORKFLOW_FIELDS, values, strict=True)))
 
 
+def prefix_successor(prefix: str) -> str | None:
+    """The least string greater than every string starting with ``prefix``, in code-point
+    order; None when there is none to write (last character U+10FFFF, or a surrogate).
+    Where text sorts by code point, ``prefix <= id < prefix_successor(prefix)`` is an index
+    range holding exactly the ids that start with ``prefix``."""
+    if not prefix:
+        return None
+    following = ord(prefix[-1]) + 1
+    if following > 0x10FFFF or 0xD800 <= following <= 0xDFFF:
+        return None
+    return prefix[:-1] + chr(following)
+
+
 class ListingDialect(Protocol):
     """How one backend spells the parts of the listing query that differ."""
 

@@ -17,6 +17,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..sql.listing import prefix_successor
+
 
 class SQLiteListing:
     placeholder = "?"
@@ -26,7 +28,14 @@ class SQLiteListing:
         return f"{column} IN (SELECT value FROM json_each(?))", [json.dumps(list(values))]
 
     def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
-        return f"substr({column}, 1, ?) = ?", [len(prefix), prefix]
+        exact = f"substr({column}, 1, ?) = ?"
+        upper = prefix_successor(prefix)
+        if upper is None:
+            return exact, [len(prefix), prefix]
+        # TEXT compares as BINARY (UTF-8 bytes: code-point order) here, so the range holds
+        # exactly the prefixed ids and the primary key's index serves it; without it a
+        # prefix listing walked the time index over the whole table (92 ms at 1M rows).
+        return f"{column} >= ? AND {column} < ? AND {exact}", [prefix, upper, len(prefix), prefix]
 
     def boolean(self, value: bool) -> Any:
         return 1 if value else 0
