@@ -39,6 +39,10 @@ HOT: dict[str, str] = {
     "has_expired": "idx_workflow_status_deadline",
     "sweep_timeouts": "idx_workflow_status_deadline",
     "pending_of_executor": "idx_workflow_status_pending",
+    # Every census interval, and every few seconds with metrics on.
+    "active_counts_all": "idx_workflow_status_in_flight_v2",
+    "active_counts_of_application": "idx_workflow_status_in_flight_v2",
+    "queue_depths": "idx_workflow_status_in_flight_v2",
 }
 WHOLE_TABLE = re.compile(r"^SCAN (main\.)?(workflow_status|operation_outputs)$")
 
@@ -77,7 +81,7 @@ async def plans(path: Path, analyzed: bool) -> dict[str, list[str]]:
             conn.execute("ANALYZE")
         found = {}
         for name in HOT:
-            (sql,) = statements[name].parts
+            sql = statements[name].text
             rows = conn.execute("EXPLAIN QUERY PLAN " + sql, params_for(sql)).fetchall()
             found[name] = [row[3] for row in rows]
         return found

@@ -31,7 +31,13 @@ GROUP BY executor_id, application_version
 ORDER BY MAX(updated_at) DESC, executor_id
 
 -- name: queue_depths
+-- Read every few seconds while metrics are on: two index searches (in-flight rows, DELAYED
+-- rows; see active_counts_of_application for why two), never a scan of the table.
 SELECT queue_name, status, COUNT(*) FROM {schema}.workflow_status
-WHERE queue_name IS NOT NULL AND status IN ('ENQUEUED', 'PENDING', 'DELAYED')
+WHERE queue_name IS NOT NULL AND status IN ('ENQUEUED', 'PENDING')
 GROUP BY queue_name, status
-ORDER BY queue_name, status
+UNION ALL
+SELECT queue_name, status, COUNT(*) FROM {schema}.workflow_status
+WHERE queue_name IS NOT NULL AND status = 'DELAYED'
+GROUP BY queue_name, status
+ORDER BY 1, 2

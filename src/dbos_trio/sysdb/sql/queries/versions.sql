@@ -25,18 +25,33 @@ WHERE version_name = :version
   AND (application_name = :application_name OR application_name IS NULL)
 
 -- name: active_counts_of_application
--- Work still to run, by version, status, executor and workflow name (the partial indexes
--- on PENDING, in-flight and DELAYED rows serve it).
+-- Work still to run, by version, status, executor and workflow name. Two parts, each
+-- spelled as one partial index's own condition (in-flight rows, DELAYED rows), so each is
+-- an index search on both backends: SQLite uses a partial index only when the query
+-- repeats its condition, and a single IN of the three statuses scanned the whole table.
+-- The parts' statuses are disjoint and status is a grouping key: nothing to merge.
 SELECT application_version, status, executor_id, name, COUNT(*), MAX(updated_at)
 FROM {schema}.workflow_status
-WHERE status IN ('PENDING', 'ENQUEUED', 'DELAYED')
+WHERE status IN ('ENQUEUED', 'PENDING')
+  AND (application_name = :application_name OR application_name IS NULL)
+GROUP BY application_version, status, executor_id, name
+UNION ALL
+SELECT application_version, status, executor_id, name, COUNT(*), MAX(updated_at)
+FROM {schema}.workflow_status
+WHERE status = 'DELAYED'
   AND (application_name = :application_name OR application_name IS NULL)
 GROUP BY application_version, status, executor_id, name
 
 -- name: active_counts_all
+-- As active_counts_of_application, for every application.
 SELECT application_version, status, executor_id, name, COUNT(*), MAX(updated_at)
 FROM {schema}.workflow_status
-WHERE status IN ('PENDING', 'ENQUEUED', 'DELAYED')
+WHERE status IN ('ENQUEUED', 'PENDING')
+GROUP BY application_version, status, executor_id, name
+UNION ALL
+SELECT application_version, status, executor_id, name, COUNT(*), MAX(updated_at)
+FROM {schema}.workflow_status
+WHERE status = 'DELAYED'
 GROUP BY application_version, status, executor_id, name
 
 -- name: reenqueue_executor
