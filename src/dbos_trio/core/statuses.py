@@ -30,6 +30,9 @@ TERMINAL_STATUSES: Final = frozenset({SUCCESS, ERROR, CANCELLED, MAX_RECOVERY_AT
 """A workflow in one of these has its outcome; nothing runs it again (unless forked)."""
 ACTIVE_STATUSES: Final = frozenset({PENDING, ENQUEUED, DELAYED})
 """Not finished: running, waiting on a queue, or waiting for its delay."""
+IN_FLIGHT_STATUSES: Final = frozenset({ENQUEUED, PENDING})
+"""Claimable or claimed: the condition of the shared schema's in-flight partial index,
+which SQLite uses only for a query that repeats it (so the SQL spells it out)."""
 QUEUED_STATUSES: Final = frozenset({ENQUEUED, DELAYED})
 """On a queue and not started: what a rate limiter does not count as a start."""
 OUTCOME_STATUSES: Final = frozenset({SUCCESS, ERROR})
