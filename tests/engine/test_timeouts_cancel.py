@@ -24,6 +24,7 @@ from dbos_trio import (
     SetWorkflowID,
     SetWorkflowTimeout,
 )
+from dbos_trio._clock import Clock
 from dbos_trio.sysdb.records import NULL_TOPIC
 from dbos_trio.sysdb.wakeups import message_key
 
@@ -42,6 +43,45 @@ async def assert_cancelled_without_outcome(url: str, workflow_id: str) -> dict[s
     )
     assert stored in ([], [(None, None)])
     return row
+
+
+class TickingClock(Clock):
+    """The executor's clock, but a millisecond further at every reading: any start that
+    read it twice would show it."""
+
+    __slots__ = ("_ticks",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ticks = 0
+
+    def now(self) -> float:
+        self._ticks += 1
+        return super().now() + self._ticks / 1000
+
+
+async def test_a_direct_starts_deadline_is_its_created_at_plus_the_timeout_exactly(
+    new_dbos: Callable[..., DBOS], db_url: str
+) -> None:
+    dbos = new_dbos()
+
+    @dbos.workflow()
+    async def quick() -> int:
+        return 1
+
+    async with running(dbos):
+        executor = dbos._require_executor("test")
+        real_clock = executor.clock
+        executor.clock = TickingClock()
+        try:
+            workflow_id = str(uuid.uuid4())
+            with SetWorkflowTimeout(60), SetWorkflowID(workflow_id):
+                assert await quick() == 1
+        finally:
+            executor.clock = real_clock
+        row = await status_row(db_url, workflow_id)
+        assert row["workflow_timeout_ms"] == 60_000
+        assert row["workflow_deadline_epoch_ms"] == row["created_at"] + 60_000
 
 
 async def test_a_workflow_past_its_timeout_is_cancelled_and_awaiting_it_raises(

@@ -137,19 +137,23 @@ async def child_workflow_id(slot: Slot | None, assigned: str | None) -> str:
 
 
 def start_timeout(
-    executor: Executor, parent: WorkflowContext | None, *, queued: bool
+    executor: Executor, parent: WorkflowContext | None, *, queued: bool, now_ms: int | None = None
 ) -> tuple[int | None, int | None]:
     """(timeout_ms, deadline_epoch_ms) for a new workflow.
 
     An explicit ``SetWorkflowTimeout`` wins (the deadline of a queued workflow is set when it
-    is dequeued); otherwise a child inherits its parent's absolute deadline.
+    is dequeued); otherwise a child inherits its parent's absolute deadline. A direct start
+    passes ``now_ms``, the reading its row's ``created_at`` gets, so the deadline is exactly
+    ``created_at + timeout`` (two readings could straddle a millisecond).
     """
     seconds = timeout_option()
     if seconds is not None:
         if seconds == 0:
             return None, None
         timeout = to_timeout_ms(seconds)
-        return timeout, None if queued else executor.clock.now_ms() + timeout
+        if queued:
+            return timeout, None
+        return timeout, (executor.clock.now_ms() if now_ms is None else now_ms) + timeout
     if parent is not None and parent.deadline_epoch_ms is not None:
         return None, parent.deadline_epoch_ms
     return None, None
@@ -275,9 +279,9 @@ async def start(
             return Started(recorded.child_workflow_id or workflow_id, None, None)
     fmt = workflow_format(executor, registered, parent)
     inputs = encode_inputs(executor, registered.name, shape.args, kwargs, fmt)
-    timeout_ms, deadline_ms = start_timeout(executor, parent, queued=False)
-    token = str(uuid.uuid4())
     now = executor.clock.now_ms()
+    timeout_ms, deadline_ms = start_timeout(executor, parent, queued=False, now_ms=now)
+    token = str(uuid.uuid4())
     new = new_row(
         workflow_id=workflow_id,
         name=registered.name,
