@@ -145,13 +145,16 @@ async def test_debounces_from_both_sdks_coalesce_onto_one_workflow(
             "interop_collect",
             INTERNAL_QUEUE,
             "shared-key",
-            "4",
+            # Long periods for the first two calls: each later call must land inside the
+            # previous one's period, and starting an official process takes seconds on a
+            # loaded machine. The last call's 2 s is when the workflow runs.
+            "30",
             '"from official"',
         )
         ours = client.debouncer(
             EnqueueOptions(workflow_name="interop_collect", queue_name=INTERNAL_QUEUE)
         )
-        second = await ours.debounce("shared-key", 2.0, "from dbos_trio")
+        second = await ours.debounce("shared-key", 30.0, "from dbos_trio")
         third = await run_official(
             official_python,
             "debounce",
