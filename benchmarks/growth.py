@@ -429,8 +429,8 @@ def table(records: list[dict[str, Any]], explain: bool = False, plans: bool = Tr
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.growth", description=__doc__)
+def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """G1's options (on either backend), beside what ``parser`` already has."""
     parser.add_argument(
         "--sizes",
         type=lambda s: [int(x) for x in s.split(",")],
@@ -440,12 +440,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=10, help="operation_outputs rows per row")
     parser.add_argument("--samples", type=int, default=100, help="calls per latency probe")
     parser.add_argument("--recover", type=int, default=10_000, help="PENDING rows to recover")
-    parser.add_argument("--admin-url", default=ADMIN_URL)
-    parser.add_argument("--keep-database", action="store_true")
     parser.add_argument("--explain", action="store_true", help="print every plan in full")
     args = parser.parse_args(argv)
     if args.sizes != sorted(args.sizes):
         parser.error("--sizes must be ascending")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.growth", description=__doc__)
+    parser.add_argument("--admin-url", default=ADMIN_URL)
+    parser.add_argument("--keep-database", action="store_true")
+    args = parse_args(parser, argv)
     print(table(run(args), explain=args.explain))
     return 0
 

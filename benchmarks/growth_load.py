@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 import psycopg
@@ -94,30 +95,48 @@ def history_start(now_ms: int) -> int:
     return now_ms - SPAN_MS - DAY_MS
 
 
+def chunks(have: int, want: int, steps: int, t0: int) -> Iterator[dict[str, Any]]:
+    """The parameters of the history's insert statements (either backend's), one chunk of
+    at most :data:`CHUNK` rows ``have+1 .. want`` at a time."""
+    first = have + 1
+    while first <= want:
+        last = min(want, first + CHUNK - 1)
+        yield {
+            "first": first,
+            "last": last,
+            "names": NAMES,
+            "executor": EXECUTOR_ID,
+            "version": APP_VERSION,
+            "app": APP_NAME,
+            "queue": QUEUE,
+            "t0": t0,
+            "span": SPAN_MS,
+            "steps": steps,
+        }
+        first = last + 1
+
+
+def pending_params(n: int, tag: str, now_ms: int) -> dict[str, Any]:
+    """The parameters of the recovery probe's PENDING rows statement (either backend's)."""
+    return {
+        "tag": tag,
+        "n": n,
+        "executor": EXECUTOR_ID,
+        "version": APP_VERSION,
+        "app": APP_NAME,
+        "now": now_ms,
+    }
+
+
 def grow(url: str, have: int, want: int, steps: int, t0: int) -> dict[str, Any]:
     """Insert history rows ``have+1 .. want`` (and their steps); analyze; report timings."""
     started = time.perf_counter()
     with psycopg.connect(url, autocommit=True) as conn:
-        first = have + 1
-        while first <= want:
-            last = min(want, first + CHUNK - 1)
-            params = {
-                "first": first,
-                "last": last,
-                "names": NAMES,
-                "executor": EXECUTOR_ID,
-                "version": APP_VERSION,
-                "app": APP_NAME,
-                "queue": QUEUE,
-                "t0": t0,
-                "span": SPAN_MS,
-                "steps": steps,
-            }
+        for params in chunks(have, want, steps, t0):
             with conn.transaction():
                 conn.execute(_STATUS_ROWS, params)
                 if steps:
                     conn.execute(_OUTPUT_ROWS, params)
-            first = last + 1
         loaded = time.perf_counter()
         conn.execute("VACUUM ANALYZE dbos.workflow_status")
         conn.execute("VACUUM ANALYZE dbos.operation_outputs")
@@ -155,16 +174,8 @@ class PostgresHistory:
     """:class:`History` on PostgreSQL (``dbos`` schema)."""
 
     def insert_pending(self, url: str, n: int, tag: str, now_ms: int) -> None:
-        params = {
-            "tag": tag,
-            "n": n,
-            "executor": EXECUTOR_ID,
-            "version": APP_VERSION,
-            "app": APP_NAME,
-            "now": now_ms,
-        }
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(_PENDING_ROWS, params)
+            conn.execute(_PENDING_ROWS, pending_params(n, tag, now_ms))
 
     def in_flight(self, url: str) -> int:
         return self._count(url, "status IN ('ENQUEUED', 'PENDING')", ())

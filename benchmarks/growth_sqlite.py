@@ -19,20 +19,18 @@ to ``benchmarks/results/<stamp>-growth-sqlite.jsonl``, the table to stdout.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sqlite3
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import trio
 
 from benchmarks import growth, growth_load
-from benchmarks.growth_load import APP_NAME, APP_VERSION, EXECUTOR_ID, QUEUE
+from benchmarks.growth_load import APP_NAME
 
 # Row i (1-based) of the history, as growth_load's PostgreSQL statement makes it.
 _STATUS_ROWS = """
@@ -77,13 +75,9 @@ FROM n
 """
 
 
-def _history_id(i: int) -> str:
-    return str(uuid.UUID(hashlib.md5(str(i).encode()).hexdigest()))
-
-
 def _connect(url: str) -> sqlite3.Connection:
     conn = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None, timeout=60)
-    conn.create_function("history_id", 1, _history_id, deterministic=True)
+    conn.create_function("history_id", 1, growth_load.history_id, deterministic=True)
     return conn
 
 
@@ -92,27 +86,12 @@ def grow(url: str, have: int, want: int, steps: int, t0: int) -> dict[str, Any]:
     started = time.perf_counter()
     conn = _connect(url)
     try:
-        first = have + 1
-        while first <= want:
-            last = min(want, first + growth_load.CHUNK - 1)
-            params = {
-                "first": first,
-                "last": last,
-                "names": growth_load.NAMES,
-                "executor": EXECUTOR_ID,
-                "version": APP_VERSION,
-                "app": APP_NAME,
-                "queue": QUEUE,
-                "t0": t0,
-                "span": growth_load.SPAN_MS,
-                "steps": steps,
-            }
+        for params in growth_load.chunks(have, want, steps, t0):
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(_STATUS_ROWS, params)
             if steps:
                 conn.execute(_OUTPUT_ROWS, params)
             conn.execute("COMMIT")
-            first = last + 1
         loaded = time.perf_counter()
         conn.execute("ANALYZE")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # as PostgreSQL's CHECKPOINT
@@ -128,15 +107,7 @@ class SQLiteHistory:
     """:class:`benchmarks.growth_load.History` on the SQLite file."""
 
     def insert_pending(self, url: str, n: int, tag: str, now_ms: int) -> None:
-        params = {
-            "tag": tag,
-            "n": n,
-            "executor": EXECUTOR_ID,
-            "version": APP_VERSION,
-            "app": APP_NAME,
-            "now": now_ms,
-        }
-        self._write(url, _PENDING_ROWS, params)
+        self._write(url, _PENDING_ROWS, growth_load.pending_params(n, tag, now_ms))
 
     def in_flight(self, url: str) -> int:
         return self._count(url, "status IN ('ENQUEUED', 'PENDING')", ())
@@ -181,14 +152,8 @@ def explain(url: str, now_ms: int) -> dict[str, Any]:
     from dbos_trio.sysdb.records import WorkflowFilters
     from dbos_trio.sysdb.rows import claim_params
     from dbos_trio.sysdb.sql.listing import list_workflows_query
-    from dbos_trio.sysdb.sqlite.backend import SQLITE_LISTING, SQLITE_VALUES
-    from dbos_trio.sysdb.sqlite.statements import _adapted
-    from dbos_trio.sysdb.statements import (
-        PORTABLE_PACKAGE,
-        build_statements,
-        load_templates,
-        merged,
-    )
+    from dbos_trio.sysdb.sqlite.backend import SQLITE_LISTING, sqlite_statements
+    from dbos_trio.sysdb.sqlite.statements import adapted_params
 
     plans: dict[str, Any] = {}
     conn = _connect(url)
@@ -199,11 +164,8 @@ def explain(url: str, now_ms: int) -> dict[str, Any]:
             sql, params = list_workflows_query(WorkflowFilters(**normalized), SQLITE_LISTING)
             plans[label] = _plan(conn, sql, params)
         params = {**claim_params(growth._claim_request(now_ms, False)), "budget": 1}
-        templates = merged(
-            load_templates(PORTABLE_PACKAGE), load_templates("dbos_trio.sysdb.sqlite")
-        )
-        claim = build_statements(templates, SQLITE_VALUES, scripts_allowed=True)["claim"]
-        plans["claim"] = _plan(conn, claim.text, _adapted(params))
+        claim = sqlite_statements()["claim"].text
+        plans["claim"] = _plan(conn, claim, adapted_params(params))
     finally:
         conn.close()
     return plans
@@ -265,20 +227,8 @@ def table(records: list[dict[str, Any]], explain_all: bool = False) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.growth_sqlite", description=__doc__)
-    parser.add_argument(
-        "--sizes",
-        type=lambda s: [int(x) for x in s.split(",")],
-        default=[0, 10_000, 100_000, 1_000_000],
-        help="workflow_status sizes, ascending (default 0,10000,100000,1000000)",
-    )
-    parser.add_argument("--steps", type=int, default=10, help="operation_outputs rows per row")
-    parser.add_argument("--samples", type=int, default=100, help="calls per latency probe")
-    parser.add_argument("--recover", type=int, default=10_000, help="PENDING rows to recover")
     parser.add_argument("--dir", default=None, help="where the SQLite file goes (default: tmp)")
-    parser.add_argument("--explain", action="store_true", help="print every plan in full")
-    args = parser.parse_args(argv)
-    if args.sizes != sorted(args.sizes):
-        parser.error("--sizes must be ascending")
+    args = growth.parse_args(parser, argv)
     print(table(run(args), explain_all=args.explain))
     return 0
 

@@ -20,13 +20,7 @@ from typing import Any
 import pytest
 
 from dbos_trio.sysdb.open import open_system_database
-from dbos_trio.sysdb.sqlite.backend import SQLITE_VALUES
-from dbos_trio.sysdb.statements import (
-    PORTABLE_PACKAGE,
-    build_statements,
-    load_templates,
-    merged,
-)
+from dbos_trio.sysdb.sqlite.backend import sqlite_statements
 
 # The statements on the executor's hot paths, and the index each must search.
 HOT: dict[str, str] = {
@@ -63,8 +57,7 @@ def params_for(sql: str) -> dict[str, Any]:
 async def plans(path: Path, analyzed: bool) -> dict[str, list[str]]:
     sysdb = await open_system_database(f"sqlite:///{path}")
     await sysdb.close()
-    templates = merged(load_templates(PORTABLE_PACKAGE), load_templates("dbos_trio.sysdb.sqlite"))
-    statements = build_statements(templates, SQLITE_VALUES, scripts_allowed=True)
+    statements = sqlite_statements()
     conn = sqlite3.connect(path)
     try:
         if analyzed:

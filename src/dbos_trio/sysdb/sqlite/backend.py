@@ -41,6 +41,7 @@ from ..sql import SQLSystemDatabase
 from ..statements import (
     PORTABLE_PACKAGE,
     Row,
+    Statement,
     Transaction,
     Value,
     build_statements,
@@ -73,6 +74,12 @@ SQLITE_VALUES: dict[str, Value] = {
 """What the placeholders of portable statements stand for on SQLite."""
 
 
+def sqlite_statements() -> dict[str, Statement]:
+    """Every statement of the SQLite backend, rendered: the portable ones and its own."""
+    templates = merged(load_templates(PORTABLE_PACKAGE), load_templates(__package__))
+    return build_statements(templates, SQLITE_VALUES, scripts_allowed=True)
+
+
 class SQLiteSystemDatabase(SQLSystemDatabase):
     """System database in one SQLite file, driven synchronously from the Trio thread."""
 
@@ -86,9 +93,7 @@ class SQLiteSystemDatabase(SQLSystemDatabase):
         recheck_interval: float = POLLING_RECHECK_SECONDS,
     ) -> None:
         self._connection = connection
-        templates = merged(load_templates(PORTABLE_PACKAGE), load_templates(__package__))
-        statements = build_statements(templates, SQLITE_VALUES, scripts_allowed=True)
-        self._db: SQLiteStatements = SQLiteStatements(connection, statements)
+        self._db: SQLiteStatements = SQLiteStatements(connection, sqlite_statements())
         self._listing = SQLITE_LISTING
         self.wakeups = wakeups if wakeups is not None else WakeupRegistry()
         self._recheck_interval = recheck_interval

@@ -28,7 +28,8 @@ from .connection import Connection, Mode
 T = TypeVar("T")
 
 
-def _adapted(params: Params) -> dict[str, Any]:
+def adapted_params(params: Params) -> dict[str, Any]:
+    """``params`` as SQLite binds them: lists and tuples as JSON arrays."""
     return {
         key: json.dumps(list(value)) if isinstance(value, list | tuple) else value
         for key, value in params.items()
@@ -37,7 +38,7 @@ def _adapted(params: Params) -> dict[str, Any]:
 
 def _last(raw: sqlite3.Connection, statement: Statement, params: Params) -> sqlite3.Cursor:
     """Run every part of ``statement``; the cursor of the last one."""
-    adapted = _adapted(params)
+    adapted = adapted_params(params)
     cursor: sqlite3.Cursor | None = None
     for part in statement.parts:
         cursor = raw.execute(part, adapted)
