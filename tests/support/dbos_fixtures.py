@@ -30,7 +30,6 @@ from dbos_trio._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
 from dbos_trio.engine.execute import execute as execute_plan
 from dbos_trio.engine.start import ExecutionPlan
 from dbos_trio.sysdb.postgres.driver import TrioConnection
-from dbos_trio.sysdb.postgres.fast_statements import fast_statement
 
 from support.backends import execute
 
@@ -172,8 +171,7 @@ class StatementCounter:
         async def fetch(self: TrioConnection, query: Any, params: Any) -> Any:
             # fetch falls back on execute for what its fast path does not take: count the
             # statement once, in whichever of the two sends it.
-            takes = type(params) is dict and self._fast_path_open()
-            if takes and fast_statement(query) is not None:
+            if self.fast_statement_for(query, params) is not None:
                 return await counting(original_fetch)(self, query, params)
             return await original_fetch(self, query, params)
 

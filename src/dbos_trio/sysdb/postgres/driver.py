@@ -140,8 +140,7 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
         (psycopg's cursor and result objects cost a tenth of such a call). A query the
         fast path does not take goes through :meth:`execute`. Errors and cancellation are
         :meth:`execute`'s."""
-        fast = type(params) is dict and self._fast_path_open()
-        statement = fast_statement(query) if fast else None
+        statement = self.fast_statement_for(query, params)
         if statement is None:
             cur = await self.execute(query, params, prepare=True)
             pgresult = cur.pgresult
@@ -166,6 +165,13 @@ class TrioConnection(psycopg.AsyncConnection[Any]):
             raise psycopg.InternalError(f"{len(results)} results for one statement")
         count = result.command_tuples
         return rows, -1 if count is None else count
+
+    def fast_statement_for(self, query: str, params: Mapping[str, Any]) -> FastStatement | None:
+        """What :meth:`fetch` runs on its fast path for this call, or None if it hands the
+        call to :meth:`execute`."""
+        if type(params) is not dict or not self._fast_path_open():
+            return None
+        return fast_statement(query)
 
     def _fast_path_open(self) -> bool:
         """Whether the fast path may run a statement now (see :meth:`execute`)."""
