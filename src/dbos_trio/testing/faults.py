@@ -63,47 +63,45 @@ def lose_replies(
     """
     faults = LostReplies(pending=dict.fromkeys(names, times))
     by_text = {statement_text(schema, name): name for name in names}
-    originals: dict[str, Callable[..., Awaitable[Any]]] = {
-        "execute": TrioConnection.execute,
-        "fetch": TrioConnection.fetch,
-    }
+    original_execute, original_fetch = TrioConnection.execute, TrioConnection.fetch
     doomed_at_commit: dict[int, str] = {}
-    # Connections inside a patched call: fetch hands what its fast path does not take to
-    # execute, and one statement must meet its fault once.
-    inside: set[int] = set()
 
-    def losing(original: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-        async def call(self: TrioConnection, query: Any, params: Any = None, **kw: Any) -> Any:
-            if id(self) in inside:
-                return await original(self, query, params, **kw)
-            name = by_text.get(query) if isinstance(query, str) else None
-            if name is not None and where is not None and not where(name, params or {}):
-                name = None
-            commit_of = doomed_at_commit.pop(id(self), None) if query == "COMMIT" else None
-            inside.add(id(self))
-            try:
-                result = await original(self, query, params, **kw)
-            finally:
-                inside.discard(id(self))
-            if commit_of is not None:
-                _drop(self, faults, commit_of)
-            if name is not None and faults.pending.get(name, 0) > 0:
-                faults.pending[name] -= 1
-                if self.pgconn.transaction_status == _IDLE:
-                    _drop(self, faults, name)  # it ran (and committed) on its own
-                else:
-                    doomed_at_commit[id(self)] = name  # lose its transaction's COMMIT reply
-            return result
+    async def faulted(
+        conn: TrioConnection, query: Any, params: Any, run: Callable[[], Awaitable[Any]]
+    ) -> Any:
+        name = by_text.get(query) if isinstance(query, str) else None
+        if name is not None and where is not None and not where(name, params or {}):
+            name = None
+        commit_of = doomed_at_commit.pop(id(conn), None) if query == "COMMIT" else None
+        result = await run()
+        if commit_of is not None:
+            _drop(conn, faults, commit_of)
+        if name is not None and faults.pending.get(name, 0) > 0:
+            faults.pending[name] -= 1
+            if conn.pgconn.transaction_status == _IDLE:
+                _drop(conn, faults, name)  # it ran (and committed) on its own
+            else:
+                doomed_at_commit[id(conn)] = name  # lose its transaction's COMMIT reply
+        return result
 
-        return call
+    async def execute(self: TrioConnection, query: Any, params: Any = None, **kwargs: Any) -> Any:
+        return await faulted(
+            self, query, params, lambda: original_execute(self, query, params, **kwargs)
+        )
 
-    for method, original in originals.items():
-        setattr(TrioConnection, method, losing(original))
+    async def fetch(self: TrioConnection, query: str, params: Mapping[str, Any]) -> Any:
+        if self.fast_statement_for(query, params) is None:
+            # Handed to execute, which meets the fault there: one statement, one fault.
+            return await original_fetch(self, query, params)
+        return await faulted(self, query, params, lambda: original_fetch(self, query, params))
+
+    TrioConnection.execute = execute  # type: ignore[method-assign]
+    TrioConnection.fetch = fetch  # type: ignore[method-assign]
     try:
         yield faults
     finally:
-        for method, original in originals.items():
-            setattr(TrioConnection, method, original)
+        TrioConnection.execute = original_execute  # type: ignore[method-assign]
+        TrioConnection.fetch = original_fetch  # type: ignore[method-assign]
 
 
 def _drop(conn: TrioConnection, faults: LostReplies, name: str) -> None:
