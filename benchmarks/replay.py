@@ -36,7 +36,9 @@ machine.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
+import pickle
 import re
 import sys
 import tempfile
@@ -58,9 +60,11 @@ LIBRARIES = ("pgbench", "psycopg", "bare trio", "trio driver", "dbos_trio")
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 RESULTS = Path(__file__).parent / "results"
 QUEUE = "replay_q"
-# Sizes as the engine writes them for the benchmark workflows (pickled, base64).
-INPUTS = "gASVHAAAAAAAAAB9lCiMBGFyZ3OUSwqFlIwGa3dhcmdzlH2UdS4="
-OUTPUT = "gASVBgAAAAAAAABLN4WULg=="
+# The payloads as the engine writes them for the benchmark workflows (pickled, base64):
+# the inputs of s4_workflow(10) (or s1_workflow(10)), a step's output. R2 (replay_queue)
+# has the engine run workflows from these rows, so they must decode.
+INPUTS = base64.b64encode(pickle.dumps({"args": (10,), "kwargs": {}})).decode("ascii")
+OUTPUT = base64.b64encode(pickle.dumps(11)).decode("ascii")
 
 
 def literal(value: Any) -> str:
@@ -74,14 +78,17 @@ def literal(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def pgbench_statement(text: str, params: dict[str, Any]) -> str:
+def pgbench_statement(
+    text: str, params: dict[str, Any], workflow_id: str = "('r' || :id)"
+) -> str:
     """A psycopg-style statement as a pgbench command: each ``%(name)s`` becomes its
-    literal, the workflow id the per-transaction expression ``('r' || :id)``."""
+    literal, the workflow id the pgbench expression ``workflow_id`` (by default the
+    per-transaction ``('r' || :id)``)."""
     body = "\n".join(line for line in text.splitlines() if not line.strip().startswith("--"))
 
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
-        return "('r' || :id)" if name == "workflow_id" else literal(params[name])
+        return workflow_id if name == "workflow_id" else literal(params[name])
 
     return re.sub(r"%\((\w+)\)s", value, body).replace("%%", "%").strip() + ";"
 
