@@ -78,9 +78,7 @@ def literal(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def pgbench_statement(
-    text: str, params: dict[str, Any], workflow_id: str = "('r' || :id)"
-) -> str:
+def pgbench_statement(text: str, params: dict[str, Any], workflow_id: str = "('r' || :id)") -> str:
     """A psycopg-style statement as a pgbench command: each ``%(name)s`` becomes its
     literal, the workflow id the pgbench expression ``workflow_id`` (by default the
     per-transaction ``('r' || :id)``)."""

@@ -136,7 +136,9 @@ def worker_script(idle_ms: int) -> str:
     )
 
 
-def _pgbench_command(url: str, script_path: str, clients: int, length: tuple[str, int]) -> list[str]:
+def _pgbench_command(
+    url: str, script_path: str, clients: int, length: tuple[str, int]
+) -> list[str]:
     conn_args, _env = floor.connection_args(url)
     return [
         floor.pgbench_path(),
@@ -298,9 +300,8 @@ def table(records: list[dict[str, Any]]) -> str:
         lag = median([r["completion_lag_s"] for r in got])
         cpu = [r["cpu_ms"] for r in got if "cpu_ms" in r]
         spent = f"{median(cpu):.3f}" if cpu else "-"
-        lines.append(
-            f"| {library} | {done:,.0f} [{done / base:.2f}] | {enqueue:,.0f} | {lag:.3f} | {spent} |"
-        )
+        ratio = f"{done:,.0f} [{done / base:.2f}]"
+        lines.append(f"| {library} | {ratio} | {enqueue:,.0f} | {lag:.3f} | {spent} |")
     return "\n".join(lines)
 
 

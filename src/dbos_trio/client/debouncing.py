@@ -9,13 +9,13 @@ refused when the debouncer is made.
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 import attrs
 
 from .._errors import DBOSException
 from ..core import validate
+from ..core.ids import random_uuid
 from ..core.statuses import DELAYED
 from ..core.units import timeout_ms
 from ..engine.debounce import (
@@ -109,7 +109,7 @@ class ClientDebouncer:
         application: str | None,
     ) -> ClientWorkflowHandle[Any]:
         options = self._options
-        workflow_id = options.workflow_id or str(uuid.uuid4())
+        workflow_id = options.workflow_id or random_uuid()
         now = runtime.clock.now_ms()
         deadline, delay_until = deadline_and_delay(now, period_ms, self._timeout)
         new = new_row(

@@ -9,11 +9,11 @@ trace carrier when the application uses OpenTelemetry.
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 from .._errors import DBOSException
 from ..core import attributes as attributes_rules
+from ..core.ids import random_uuid
 from ..core.units import timeout_ms
 from ..engine.executor import Runtime
 from ..engine.rows import Writer, new_row, placement_for
@@ -37,7 +37,7 @@ def enqueued_row(
         ) from error
     roles, timeout = options.authenticated_roles, options.workflow_timeout
     return new_row(
-        workflow_id=options.workflow_id or str(uuid.uuid4()),
+        workflow_id=options.workflow_id or random_uuid(),
         name=options.workflow_name,
         class_name=options.class_name,
         config_name=options.instance_name,

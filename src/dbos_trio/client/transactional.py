@@ -26,7 +26,6 @@ of a ``@ds.transaction`` function), or any connection with psycopg's async inter
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import psycopg
@@ -39,6 +38,7 @@ from .._errors import (
     DBOSQueueDeduplicatedError,
 )
 from ..core import validate
+from ..core.ids import random_uuid
 from ..core.units import message_id
 from ..engine.executor import Runtime
 from ..engine.messages import topic_of
@@ -126,7 +126,7 @@ class ClientTransactional(ClientBase):
             "function_id": None,
             "function_name": "DBOS.send",
             "application_name": None,
-            "message_uuid": str(uuid.uuid4())
+            "message_uuid": random_uuid()
             if idempotency_key is None
             else message_id(idempotency_key, destination_id),
             "destination_id": destination_id,

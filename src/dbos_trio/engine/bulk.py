@@ -17,7 +17,6 @@ Invariants, and why:
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -26,6 +25,7 @@ import attrs
 from .._errors import DBOSArgumentTypeError, DBOSInvalidArgumentError, DBOSNonExistentWorkflowError
 from .._serialization import PICKLE, PORTABLE_JSON
 from ..core import validate
+from ..core.ids import random_uuid
 from ..core.units import message_id
 from ..sysdb.records import OutgoingMessage
 from . import checkpoint
@@ -166,7 +166,7 @@ async def _send_bulk(
                         topic=topic_of(message.topic),
                         message=encoded,
                         serialization=fmt,
-                        message_uuid=str(uuid.uuid4())
+                        message_uuid=random_uuid()
                         if message.idempotency_key is None
                         else message_id(message.idempotency_key, target),
                     )

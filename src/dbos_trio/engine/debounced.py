@@ -10,7 +10,6 @@ debounced workflow never inherits its caller's deadline.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ import attrs
 from .._errors import DBOSException, DBOSQueueDeduplicatedError, PortableWorkflowError
 from .._registry import RegisteredWorkflow
 from ..core.admission import QueueConfig
+from ..core.ids import random_uuid
 from ..core.statuses import DELAYED
 from ..sysdb.records import INTERNAL_QUEUE, Bounce, BounceResult
 from . import checkpoint
@@ -184,7 +184,7 @@ class _Debounce:
         elif slot is not None:
             workflow_id = f"{slot.ctx.workflow_id}-{slot.function_id}"
         else:
-            workflow_id = str(uuid.uuid4())
+            workflow_id = random_uuid()
         now = executor.clock.now_ms()
         deadline, delay_until = deadline_and_delay(now, self.period_ms, self.target.timeout_sec)
         timeout_ms, _ = start_timeout(executor, None, queued=True)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import random
-import uuid
 from typing import TYPE_CHECKING
 
 import attrs
@@ -45,6 +44,7 @@ from ..core.admission import (
     paced_polling,
     stored_queue_problem,
 )
+from ..core.ids import random_uuid
 from ..sysdb.protocol import QueueContention
 from ..sysdb.records import INTERNAL_QUEUE, ClaimedWorkflow, ClaimRequest
 from ..sysdb.wakeups import queue_key
@@ -268,7 +268,7 @@ def _request(
 
 async def claim_once(executor: Executor, config: QueueConfig) -> list[tuple[ClaimedWorkflow, str]]:
     """One poll of one queue: what this executor claimed, with the claim's owner token."""
-    owner_xid = str(uuid.uuid4())
+    owner_xid = random_uuid()
     if not config.partitioned:
         request = _request(executor, config, None, owner_xid)
         if request.local_budget == 0:

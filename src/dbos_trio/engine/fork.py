@@ -9,12 +9,12 @@ runs it. Its id comes from ``SetWorkflowID`` or is fresh.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from .._errors import DBOSArgumentTypeError, DBOSException, DBOSNonExistentWorkflowError
 from ..core import validate
+from ..core.ids import random_uuid
 from ..core.units import seconds_to_ms
 from ..sysdb.records import INTERNAL_QUEUE
 from ..sysdb.wakeups import queue_key
@@ -39,7 +39,7 @@ async def fork_workflow(
     if isinstance(start_step, bool) or not isinstance(start_step, int) or start_step < 1:
         raise DBOSException(f"start_step must be a positive step id, not {start_step!r}")
     # The id given (taken from SetWorkflowID at the call), else SetWorkflowID's now.
-    forked_id = forked_id or take_assigned_id() or str(uuid.uuid4())
+    forked_id = forked_id or take_assigned_id() or random_uuid()
     timeout = timeout_seconds if timeout_seconds is not None else timeout_option()
     queue = queue_name or INTERNAL_QUEUE
     created = await executor.sysdb.fork_workflow(

@@ -19,12 +19,12 @@ Invariants, and why:
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from .._errors import DBOSException, DBOSNonExistentWorkflowError
 from ..core import validate
+from ..core.ids import random_uuid
 from ..core.units import message_id
 from ..sysdb.records import NULL_TOPIC, Caller
 from ..sysdb.wakeups import message_key
@@ -114,7 +114,7 @@ async def send_message(
         topic=topic_of(topic),
         message=encoded,
         serialization=fmt,
-        message_uuid=str(uuid.uuid4())
+        message_uuid=random_uuid()
         if idempotency_key is None
         else message_id(idempotency_key, destination_id),
         now_ms=runtime.clock.now_ms(),

@@ -10,11 +10,11 @@ one way (:mod:`dbos_trio.core.units`).
 
 from __future__ import annotations
 
-import uuid
 from typing import Protocol
 
 import attrs
 
+from ..core.ids import random_uuid
 from ..core.statuses import DELAYED, ENQUEUED, PENDING
 from ..core.units import seconds_to_ms
 from ..sysdb.records import NewWorkflow
@@ -94,7 +94,7 @@ def new_row(
         delay_until = None
     else:
         delayed = placement.delay_seconds is not None
-        status, creator_xid, attempts = DELAYED if delayed else ENQUEUED, str(uuid.uuid4()), 0
+        status, creator_xid, attempts = DELAYED if delayed else ENQUEUED, random_uuid(), 0
         delay_until = (
             now_ms + seconds_to_ms(placement.delay_seconds)
             if placement.delay_seconds is not None

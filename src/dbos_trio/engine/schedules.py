@@ -21,7 +21,6 @@ Invariants, and why:
 from __future__ import annotations
 
 import inspect
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,7 @@ from .._registry import DBOSConfiguredInstance, Registry, resolve_workflow
 from .._serialization import Codec
 from ..core import cron, validate
 from ..core.admission import QueueConfig
+from ..core.ids import random_uuid
 from ..sysdb.records import INTERNAL_QUEUE, ScheduleFilters, ScheduleRow
 
 if TYPE_CHECKING:
@@ -230,7 +230,7 @@ async def check_spec(
             "schedule."
         )
     return ScheduleRow(
-        schedule_id=str(uuid.uuid4()),
+        schedule_id=random_uuid(),
         schedule_name=spec.schedule_name,
         workflow_name=spec.workflow_name,
         workflow_class_name=spec.class_name,

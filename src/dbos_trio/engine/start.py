@@ -16,7 +16,6 @@ Invariants, and why:
 from __future__ import annotations
 
 import logging
-import uuid
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -25,6 +24,7 @@ from .._errors import DBOSConflictingWorkflowError, DBOSException, DBOSWorkflowI
 from .._registry import DBOSConfiguredInstance, RegisteredWorkflow, member_kind
 from .._serialization import PICKLE, PORTABLE_JSON
 from ..core import attributes as attributes_rules
+from ..core.ids import random_uuid
 from ..core.units import timeout_ms as to_timeout_ms
 from ..sysdb.records import InitResult, ParentStep, RecordedStep
 from . import checkpoint, versions
@@ -133,7 +133,7 @@ async def child_workflow_id(slot: Slot | None, assigned: str | None) -> str:
     if slot is not None:
         await slot.placed()
         return f"{slot.ctx.workflow_id}-{slot.function_id}"
-    return str(uuid.uuid4())
+    return random_uuid()
 
 
 def start_timeout(
@@ -281,7 +281,7 @@ async def start(
     inputs = encode_inputs(executor, registered.name, shape.args, kwargs, fmt)
     now = executor.clock.now_ms()
     timeout_ms, deadline_ms = start_timeout(executor, parent, queued=False, now_ms=now)
-    token = str(uuid.uuid4())
+    token = random_uuid()
     new = new_row(
         workflow_id=workflow_id,
         name=registered.name,

@@ -15,8 +15,6 @@ Invariants, and why:
 
 from __future__ import annotations
 
-import uuid
-
 from ..._errors import (
     DBOSException,
     DBOSQueueDeduplicatedError,
@@ -24,6 +22,7 @@ from ..._errors import (
     DBOSWorkflowCancelledError,
     DBOSWorkflowConflictIDError,
 )
+from ...core.ids import random_uuid
 from ...core.statuses import CANCELLED, PENDING
 from ..errors import UniqueViolation
 from ..records import (
@@ -46,7 +45,7 @@ class WorkflowOperations(StepBatchOperations):
         params = {
             "application_name": application_name,
             "version": version,
-            "version_id": str(uuid.uuid4()),
+            "version_id": random_uuid(),
         }
 
         async def register(tx: Transaction) -> tuple[Row | None, Row | None]:
