@@ -68,14 +68,20 @@ async def until(predicate: Callable[[], Any], what: str) -> Any:
 
     The live refresh replaces the page's table under the reader, so an element found in one
     call may be gone by the next: a stale element means "look again", like a falsy value.
+    So does a missing one: after a form is submitted the browser is between two documents
+    for a moment, and the one it shows then has no ``main`` yet (a loaded CI run caught a
+    lookup landing there).
     """
-    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.common.exceptions import (
+        NoSuchElementException,
+        StaleElementReferenceException,
+    )
 
     with trio.fail_after(30):
         while True:
             try:
                 value = await in_thread(predicate)
-            except StaleElementReferenceException:
+            except (StaleElementReferenceException, NoSuchElementException):
                 value = None
             if value:
                 return value
