@@ -85,34 +85,42 @@ def logged_latencies(log: str, clients: int) -> list[float]:
     return [(later - earlier) / 1e6 for earlier, later in itertools.pairwise(ends_us)]
 
 
+def pgbench_command(url: str, script_path: str, clients: int, length: tuple[str, int]) -> list[str]:
+    """The pgbench command line running ``script_path`` from ``clients`` clients with
+    prepared statements, for ``("-T", seconds)`` or ``("-t", transactions per client)``;
+    the database name last (options may be inserted before it)."""
+    conn_args, _env = connection_args(url)
+    return [
+        pgbench_path(),
+        *conn_args,
+        "-n",
+        "-M",
+        "prepared",
+        "-c",
+        str(clients),
+        "-j",
+        str(min(clients, 2)),
+        length[0],
+        str(max(1, length[1])),
+        "-f",
+        script_path,
+        urlsplit(url).path.lstrip("/"),
+    ]
+
+
 def pgbench(
     url: str, script: str, clients: int, length: tuple[str, int], log_dir: str | None
 ) -> tuple[float, list[float]]:
     """Run one pgbench for ``("-T", seconds)`` or ``("-t", transactions per client)``;
     return tps and, with ``log_dir``, every transaction's latency in seconds."""
-    conn_args, env = connection_args(url)
+    _conn_args, env = connection_args(url)
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
         f.write(script)
         script_path = f.name
     try:
-        cmd = [
-            pgbench_path(),
-            *conn_args,
-            "-n",
-            "-M",
-            "prepared",
-            "-c",
-            str(clients),
-            "-j",
-            str(min(clients, 2)),
-            length[0],
-            str(max(1, length[1])),
-            "-f",
-            script_path,
-        ]
+        cmd = pgbench_command(url, script_path, clients, length)
         if log_dir is not None:
-            cmd += ["-l", f"--log-prefix={log_dir}/tx"]
-        cmd.append(urlsplit(url).path.lstrip("/"))
+            cmd[-1:-1] = ["-l", f"--log-prefix={log_dir}/tx"]
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         if out.returncode != 0:
             raise RuntimeError(f"pgbench failed ({out.returncode}): {out.stderr.strip()}")

@@ -40,7 +40,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import trio
 
@@ -136,28 +135,6 @@ def worker_script(idle_ms: int) -> str:
     )
 
 
-def _pgbench_command(
-    url: str, script_path: str, clients: int, length: tuple[str, int]
-) -> list[str]:
-    conn_args, _env = floor.connection_args(url)
-    return [
-        floor.pgbench_path(),
-        *conn_args,
-        "-n",
-        "-M",
-        "prepared",
-        "-c",
-        str(clients),
-        "-j",
-        str(min(clients, 2)),
-        length[0],
-        str(length[1]),
-        "-f",
-        script_path,
-        urlsplit(url).path.lstrip("/"),
-    ]
-
-
 def _script_file(directory: str, name: str, text: str) -> str:
     path = f"{directory}/{name}.sql"
     Path(path).write_text(text)
@@ -168,7 +145,7 @@ def pgbench_enqueue(url: str, n: int, directory: str) -> tuple[float, float]:
     """pgbench's sequential enqueue of ``n`` workflows: the wall-clock (``time.time``)
     start of its first transaction and end of its last, from its per-transaction log."""
     script = _script_file(directory, "enqueue", replay.workload_script(None))
-    command = _pgbench_command(url, script, 1, ("-t", n))
+    command = floor.pgbench_command(url, script, 1, ("-t", n))
     command[-1:-1] = ["-l", f"--log-prefix={directory}/enqueue-log"]
     _args, env = floor.connection_args(url)
     out = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
@@ -210,7 +187,7 @@ def run_pgbench(url: str, n: int, workers: int, idle_ms: int) -> dict[str, Any]:
         script = _script_file(directory, "worker", worker_script(idle_ms))
         _args, env = floor.connection_args(url)
         serving = subprocess.Popen(
-            _pgbench_command(url, script, workers, ("-T", 900)),
+            floor.pgbench_command(url, script, workers, ("-T", 900)),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             env=env,
