@@ -68,20 +68,27 @@ def connection_args(url: str) -> tuple[list[str], dict[str, str]]:
     return args, env
 
 
+def logged_transactions(log: str) -> list[tuple[int, int]]:
+    """(latency, end time) of each transaction in one pgbench log file, in microseconds
+    (the end on the wall clock). Each line is ``client_id transaction_no time_us
+    script_no epoch_s epoch_us``."""
+    rows = [line.split() for line in log.splitlines() if line.strip()]
+    return [(int(row[2]), int(row[4]) * 1_000_000 + int(row[5])) for row in rows]
+
+
 def logged_latencies(log: str, clients: int) -> list[float]:
     """Per-transaction latencies (seconds) from one pgbench log file.
 
-    Each line is ``client_id transaction_no time_us script_no epoch_s epoch_us``. One
-    loaded CI run's floor logged a median latency of 0 µs for 300 single-row commits,
+    One loaded CI run's floor logged a median latency of 0 µs for 300 single-row commits,
     which no round trip can take; so when a single client's log holds zero latencies,
     they are taken instead from the spacing of its transactions' end times (that client
     ran them back to back), which the same log records independently: one fewer value
     than transactions, the first one's start being unknown."""
-    rows = [line.split() for line in log.splitlines() if line.strip()]
-    latencies = [int(row[2]) / 1e6 for row in rows]
+    transactions = logged_transactions(log)
+    latencies = [latency_us / 1e6 for latency_us, _end in transactions]
     if clients != 1 or min(latencies, default=1.0) > 0:
         return latencies
-    ends_us = sorted(int(row[4]) * 1_000_000 + int(row[5]) for row in rows)
+    ends_us = sorted(end_us for _latency, end_us in transactions)
     return [(later - earlier) / 1e6 for earlier, later in itertools.pairwise(ends_us)]
 
 

@@ -68,7 +68,10 @@ OUTPUT = base64.b64encode(pickle.dumps(11)).decode("ascii")
 
 
 def literal(value: Any) -> str:
-    """``value`` as an SQL literal."""
+    """``value`` as an SQL literal (a list or tuple as a text array's)."""
+    if isinstance(value, list | tuple):
+        quoted = ('"' + str(item).replace("\\", "\\\\").replace('"', '\\"') + '"' for item in value)
+        return literal("{" + ",".join(quoted) + "}")
     if value is None:
         return "NULL"
     if isinstance(value, bool):

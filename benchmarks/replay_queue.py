@@ -65,29 +65,32 @@ def worker_script(idle_ms: int) -> str:
     engine's claim statement; if one came back, record its step and its outcome in the
     same transaction, else sleep ``idle_ms``."""
     from dbos_trio.sysdb.postgres.backend import claim_statement, statement_text
-    from dbos_trio.sysdb.records import RecordedStep
-    from dbos_trio.sysdb.rows import outcome_params, step_params
+    from dbos_trio.sysdb.records import ClaimRequest, RecordedStep
+    from dbos_trio.sysdb.rows import claim_params, outcome_params, step_params
 
     now = int(time.time() * 1000)
-    claim = {
-        "queue_name": replay.QUEUE,
-        "partition_key": None,
-        "owner_xid": FLOOR_OWNER,
-        "executor_id": "floor",
-        "application_version": common.APP_VERSION,
-        "application_name": common.APP_NAME,
-        "runs_latest_version": True,
-        "workflow_names": "{" + WORKFLOW + "}",  # a text[] literal
-        "now": now,
-        "local_budget": 1,
-        "global_concurrency": None,
-        "rate_limit_max": None,
-        "rate_limit_period_ms": None,
-        "partition_concurrency": None,
-        "partition_rate_limit_max": None,
-        "partition_rate_limit_period_ms": None,
-        "rate_limited": False,
-    }
+    claim = claim_params(
+        ClaimRequest(
+            queue_name=replay.QUEUE,
+            partition_key=None,
+            owner_xid=FLOOR_OWNER,
+            executor_id="floor",
+            application_version=common.APP_VERSION,
+            application_name=common.APP_NAME,
+            runs_latest_version=True,
+            workflow_names=(WORKFLOW,),
+            now_ms=now,
+            local_budget=1,
+            global_concurrency=None,
+            rate_limit_max=None,
+            rate_limit_period_ms=None,
+            partition_concurrency=None,
+            partition_rate_limit_max=None,
+            partition_rate_limit_period_ms=None,
+            consistent=False,
+            rate_limited=False,
+        )
+    )
     step = RecordedStep(
         function_id=1,
         function_name="bench_step",
@@ -151,15 +154,13 @@ def pgbench_enqueue(url: str, n: int, directory: str) -> tuple[float, float]:
     out = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"pgbench (enqueue) failed: {out.stderr.strip()}")
-    starts, ends = [], []
-    for path in glob.glob(f"{directory}/enqueue-log*"):
-        for line in Path(path).read_text().splitlines():
-            # client_id transaction_no time_us script_no epoch_s epoch_us
-            fields = line.split()
-            end = int(fields[4]) + int(fields[5]) / 1e6
-            ends.append(end)
-            starts.append(end - int(fields[2]) / 1e6)
-    return min(starts), max(ends)
+    transactions = [
+        transaction
+        for path in glob.glob(f"{directory}/enqueue-log*")
+        for transaction in floor.logged_transactions(Path(path).read_text())
+    ]
+    start_us = min(end_us - latency_us for latency_us, end_us in transactions)
+    return start_us / 1e6, max(end_us for _latency, end_us in transactions) / 1e6
 
 
 def _completion(watcher: common.Watcher) -> float:

@@ -92,3 +92,10 @@ async def test_the_python_floors_do_the_engines_work_too(system_database_url: st
 
 async def query_rows(url: str, sql: str) -> dict[object, int]:
     return {row[0]: int(row[1]) for row in await query(url, sql)}
+
+
+def test_a_list_parameter_becomes_a_text_array_literal() -> None:
+    # (The claim's workflow_names: each element double-quoted, its quotes and backslashes
+    # escaped for the array syntax, then the whole quoted as a string literal.)
+    command = pgbench_statement("SELECT %(names)s", {"names": ["wf", 'a"b', "c\\d", "it's"]})
+    assert command == """SELECT '{"wf","a\\"b","c\\\\d","it''s"}';"""
