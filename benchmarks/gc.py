@@ -43,7 +43,7 @@ import psycopg
 import trio
 
 from dbos_trio import DBOS, Config
-from dbos_trio.sysdb.open import open_system_database
+from dbos_trio._sysdb.open import open_system_database
 
 from .common import latency_metrics, server_environment
 from .runner import admin_url, fresh_database

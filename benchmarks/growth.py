@@ -123,10 +123,10 @@ def _shape(node: dict[str, Any]) -> str:
 
 
 def explain_listings(url: str, now_ms: int) -> dict[str, Any]:
-    from dbos_trio.core.filters import normalize_filters
-    from dbos_trio.sysdb.postgres.backend import PostgresListing, orders_by_code_point
-    from dbos_trio.sysdb.records import WorkflowFilters
-    from dbos_trio.sysdb.sql.listing import list_workflows_query
+    from dbos_trio._core.filters import normalize_filters
+    from dbos_trio._sysdb.postgres.backend import PostgresListing, orders_by_code_point
+    from dbos_trio._sysdb.records import WorkflowFilters
+    from dbos_trio._sysdb.sql.listing import list_workflows_query
 
     plans = {}
     with psycopg.connect(url, autocommit=True) as conn:
@@ -149,8 +149,8 @@ def explain_listings(url: str, now_ms: int) -> dict[str, Any]:
 
 
 def explain_claims(url: str, now_ms: int) -> dict[str, Any]:
-    from dbos_trio.sysdb.postgres.backend import claim_statement
-    from dbos_trio.sysdb.rows import claim_params
+    from dbos_trio._sysdb.postgres.backend import claim_statement
+    from dbos_trio._sysdb.rows import claim_params
 
     plans = {}
     with psycopg.connect(url, autocommit=True) as conn:
@@ -169,10 +169,10 @@ def explain_batches(url: str, now_ms: int) -> dict[str, Any]:
     """The group-commit statements (issue 21) at this size, each with a batch of
     :data:`BATCH` rows: steps and outcomes of as many PENDING workflows, and as many new
     starts. Executed (ANALYZE) and rolled back."""
-    from dbos_trio.sysdb.postgres.backend import statement_text
-    from dbos_trio.sysdb.records import NewWorkflow, RecordedStep
-    from dbos_trio.sysdb.rows import new_workflow_params, outcome_params, step_params
-    from dbos_trio.sysdb.sql.step_batches import batch_params
+    from dbos_trio._sysdb.postgres.backend import statement_text
+    from dbos_trio._sysdb.records import NewWorkflow, RecordedStep
+    from dbos_trio._sysdb.rows import new_workflow_params, outcome_params, step_params
+    from dbos_trio._sysdb.sql.step_batches import batch_params
 
     growth_load.POSTGRES.insert_pending(url, BATCH, "batch", now_ms)
     ids = [f"rec-batch-{i}" for i in range(1, BATCH + 1)]
@@ -231,7 +231,7 @@ def explain_batches(url: str, now_ms: int) -> dict[str, Any]:
 
 
 def _claim_request(now_ms: int, counted: bool) -> Any:
-    from dbos_trio.sysdb.records import ClaimRequest
+    from dbos_trio._sysdb.records import ClaimRequest
 
     return ClaimRequest(
         queue_name=QUEUE,
@@ -262,7 +262,7 @@ async def probe_latencies(url: str, size: int, n: int, now_ms: int) -> dict[str,
     """Enqueue, claim, status and listing latencies at the table's current size, through
     the engine (either backend: ``url`` picks it)."""
     import dbos_trio
-    from dbos_trio.sysdb.open import open_system_database
+    from dbos_trio._sysdb.open import open_system_database
 
     out: dict[str, Any] = {}
     options = dbos_trio.EnqueueOptions(

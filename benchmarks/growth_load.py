@@ -84,7 +84,7 @@ FROM generate_series(1, %(n)s) AS i
 
 async def migrate(url: str) -> None:
     """Create the shared schema in the (empty) database at ``url``, as dbos_trio does."""
-    from dbos_trio.sysdb.open import open_system_database
+    from dbos_trio._sysdb.open import open_system_database
 
     sysdb = await open_system_database(url)
     await sysdb.close()

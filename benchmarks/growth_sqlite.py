@@ -148,12 +148,12 @@ SQLITE = SQLiteHistory()
 
 def explain(url: str, now_ms: int) -> dict[str, Any]:
     """``EXPLAIN QUERY PLAN`` of every listing and of the claim, at the file's size."""
-    from dbos_trio.core.filters import normalize_filters
-    from dbos_trio.sysdb.records import WorkflowFilters
-    from dbos_trio.sysdb.rows import claim_params
-    from dbos_trio.sysdb.sql.listing import list_workflows_query
-    from dbos_trio.sysdb.sqlite.backend import SQLITE_LISTING, sqlite_statements
-    from dbos_trio.sysdb.sqlite.statements import adapted_params
+    from dbos_trio._core.filters import normalize_filters
+    from dbos_trio._sysdb.records import WorkflowFilters
+    from dbos_trio._sysdb.rows import claim_params
+    from dbos_trio._sysdb.sql.listing import list_workflows_query
+    from dbos_trio._sysdb.sqlite.backend import SQLITE_LISTING, sqlite_statements
+    from dbos_trio._sysdb.sqlite.statements import adapted_params
 
     plans: dict[str, Any] = {}
     conn = _connect(url)

@@ -98,9 +98,9 @@ def workload(k: int | None) -> list[tuple[str, dict[str, Any]]]:
     """The statements of one unit of work, as the engine sends them (text, parameters):
     a K-step workflow (K+2 statements), or with ``k=None`` the enqueue of one workflow
     (1 statement). Each uses the workflow id ``r``; the replays give every unit its own."""
-    from dbos_trio.sysdb.postgres.backend import statement_text
-    from dbos_trio.sysdb.records import NewWorkflow, RecordedStep
-    from dbos_trio.sysdb.rows import new_workflow_params, outcome_params, step_params
+    from dbos_trio._sysdb.postgres.backend import statement_text
+    from dbos_trio._sysdb.records import NewWorkflow, RecordedStep
+    from dbos_trio._sysdb.rows import new_workflow_params, outcome_params, step_params
 
     now = int(time.time() * 1000)
     common_fields: dict[str, Any] = {
@@ -221,7 +221,7 @@ def replay_psycopg(url: str, k: int | None, n: int, warmup: int) -> dict[str, An
 async def replay_trio_driver(url: str, k: int | None, n: int, warmup: int) -> dict[str, Any]:
     """The floor of dbos_trio's driver: the same, on its Trio-native connection and the
     path the backend's statements take (``fetch``), without the engine or the pool."""
-    from dbos_trio.sysdb.postgres.connecting import connect
+    from dbos_trio._pg.connecting import connect
 
     timing = Timing()
     conn = await connect(url, autocommit=True)
@@ -244,8 +244,8 @@ async def replay_bare_trio(url: str, k: int | None, n: int, warmup: int) -> dict
     from psycopg import adapt
     from psycopg import errors as pg_errors
 
-    from dbos_trio.sysdb.postgres.connecting import connect
-    from dbos_trio.sysdb.postgres.fast_statements import fast_statement
+    from dbos_trio._pg.connecting import connect
+    from dbos_trio._pg.fast_statements import fast_statement
 
     conn = await connect(url, autocommit=True)
     pgconn, fileno = conn.pgconn, conn.pgconn.socket

@@ -64,9 +64,9 @@ def worker_script(idle_ms: int) -> str:
     """One pgbench worker transaction: claim one ENQUEUED row of the queue with the
     engine's claim statement; if one came back, record its step and its outcome in the
     same transaction, else sleep ``idle_ms``."""
-    from dbos_trio.sysdb.postgres.backend import claim_statement, statement_text
-    from dbos_trio.sysdb.records import ClaimRequest, RecordedStep
-    from dbos_trio.sysdb.rows import claim_params, outcome_params, step_params
+    from dbos_trio._sysdb.postgres.backend import claim_statement, statement_text
+    from dbos_trio._sysdb.records import ClaimRequest, RecordedStep
+    from dbos_trio._sysdb.rows import claim_params, outcome_params, step_params
 
     now = int(time.time() * 1000)
     claim = claim_params(

@@ -22,7 +22,7 @@ from typing import Any
 import trio
 
 from dbos_trio import DBOS, Config
-from dbos_trio.sysdb.postgres.pool import Pool
+from dbos_trio._pg.pool import Pool
 
 APP_NAME = "soak"
 APP_VERSION = "soak-1"

@@ -39,7 +39,7 @@ import psycopg
 import trio
 
 from dbos_trio import Client, EnqueueOptions
-from dbos_trio.sysdb.open import open_system_database
+from dbos_trio._sysdb.open import open_system_database
 
 from .app import (
     APP_NAME,

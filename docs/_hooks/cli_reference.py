@@ -34,13 +34,12 @@ def _root_parser(cli: Any) -> argparse.ArgumentParser:
             parser = builder()
             if isinstance(parser, argparse.ArgumentParser):
                 return parser
-    raise RuntimeError("dbos_trio.cli has no parser builder for the CLI reference")
+    raise RuntimeError("dbos_trio.cli._main has no parser builder for the CLI reference")
 
 
 def render() -> str:
     """Markdown: one section per command, its usage and options as ``--help`` shows them."""
-    from dbos_trio import cli
-
+    from dbos_trio.cli._main import _main as cli
     # A fixed width, so the page does not depend on the terminal that builds it.
     os.environ["COLUMNS"] = "100"
     parser = _root_parser(cli)

@@ -1,11 +1,74 @@
 """dbos_trio: DBOS durable workflows as a Trio structured-concurrency runtime.
 
-Everything public is importable from here: ``from dbos_trio import DBOS, Config``.
+Everything public is importable from here: ``from dbos_trio import DBOS, Config``. The errors
+are also in :mod:`dbos_trio.errors`; test helpers in :mod:`dbos_trio.testing`; asyncio-only
+libraries inside steps in :mod:`dbos_trio.aio`; the web dashboard in
+:mod:`dbos_trio.dashboard`; the command line is the ``dbos-trio`` script
+(:mod:`dbos_trio.cli`). Every other module is private (``_``-prefixed): its names may move
+between releases. docs/architecture.md maps where each concern lives.
 """
 
-from ._config import Config
-from ._dbos import DBOS, Datasource, Debouncer
-from ._errors import (
+from dbos_trio import _moved
+
+_moved.install()  # before anything can unpickle a row written under an older module path
+
+# ruff: noqa: E402 — the imports below come after the finder is installed, on purpose.
+
+# Launching an executor, and its configuration.
+# Reaching a system database from another process.
+from dbos_trio._client import Client, ClientDebouncer, ClientWorkflowHandle, EnqueueOptions
+from dbos_trio._config import Config
+
+# Queues.
+from dbos_trio._core.admission import RateLimit
+
+# Listing, retention and versions.
+from dbos_trio._core.filters import ListFilters
+from dbos_trio._core.retention import RetentionPolicy
+from dbos_trio._datasource import TransactionConnection
+from dbos_trio._datasource.protocol import TransactionOutcomeUnknown
+
+# Schedules and debouncing.
+# Transactions on the application's own database.
+from dbos_trio._dbos import DBOS, Datasource, Debouncer
+from dbos_trio._engine.admin.retention import GarbageCollection
+
+# Durable primitives with an argument type of their own.
+from dbos_trio._engine.durable.send_many import SendMessage
+
+# Logs.
+from dbos_trio._engine.observability.logs import (
+    DBOSContextFilter,
+    JSONFormatter,
+    configure_logging,
+    logger,
+)
+from dbos_trio._engine.schedules.definitions import (
+    ClientScheduleInput,
+    ScheduleInput,
+    WorkflowSchedule,
+)
+
+# Workflows and steps: options for the next start, handles, what is stored about them.
+from dbos_trio._engine.workflows.handle import WorkflowHandle
+from dbos_trio._engine.workflows.options import (
+    SetEnqueueOptions,
+    SetWorkflowAttributes,
+    SetWorkflowID,
+    SetWorkflowTimeout,
+)
+from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus
+from dbos_trio._engine.workflows.step_status import StepStatus
+from dbos_trio._exports import fixup_module_metadata
+from dbos_trio._queue import Queue
+from dbos_trio._registry import DBOSConfiguredInstance
+
+# Payload formats.
+from dbos_trio._serialization import PickleSerializer, PortableJSONSerializer, Serializer
+from dbos_trio._sysdb.records import ApplicationVersion
+
+# Errors (also importable from dbos_trio.errors).
+from dbos_trio.errors import (
     DBOSArgumentTypeError,
     DBOSAwaitedWorkflowCancelledError,
     DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded,
@@ -35,46 +98,60 @@ from ._errors import (
     PortableWorkflowError,
     SystemDatabaseError,
 )
-from ._queue import Queue
-from ._registry import DBOSConfiguredInstance
-from ._serialization import PickleSerializer, PortableJSONSerializer, Serializer
-from .client import Client, ClientDebouncer, ClientWorkflowHandle, EnqueueOptions
-from .core.admission import RateLimit
-from .core.filters import ListFilters
-from .core.retention import RetentionPolicy
-from .datasource import TransactionConnection
-from .datasource.protocol import TransactionOutcomeUnknown
-from .engine.bulk import SendMessage
-from .engine.handle import WorkflowHandle
-from .engine.logcontext import DBOSContextFilter, JSONFormatter, configure_logging, logger
-from .engine.options import (
-    SetEnqueueOptions,
-    SetWorkflowAttributes,
-    SetWorkflowID,
-    SetWorkflowTimeout,
-)
-from .engine.retention import GarbageCollection
-from .engine.schedules import ClientScheduleInput, ScheduleInput, WorkflowSchedule
-from .engine.status import StepInfo, WorkflowStatus
-from .engine.step_status import StepStatus
-from .sysdb.records import ApplicationVersion
 
-__all__ = [
+__all__ = [  # noqa: RUF022 — grouped by concern, as the imports above
+    # launching
     "DBOS",
-    "ApplicationVersion",
+    "Config",
+    # workflows and steps
+    "DBOSConfiguredInstance",
+    "SetEnqueueOptions",
+    "SetWorkflowAttributes",
+    "SetWorkflowID",
+    "SetWorkflowTimeout",
+    "StepInfo",
+    "StepStatus",
+    "WorkflowHandle",
+    "WorkflowStatus",
+    "SendMessage",
+    # queues
+    "Queue",
+    "RateLimit",
+    # schedules and debouncing
+    "ClientScheduleInput",
+    "Debouncer",
+    "ScheduleInput",
+    "WorkflowSchedule",
+    # another process
     "Client",
     "ClientDebouncer",
-    "ClientScheduleInput",
     "ClientWorkflowHandle",
-    "Config",
+    "EnqueueOptions",
+    # listing, retention, versions
+    "ApplicationVersion",
+    "GarbageCollection",
+    "ListFilters",
+    "RetentionPolicy",
+    # transactions
+    "Datasource",
+    "TransactionConnection",
+    "TransactionOutcomeUnknown",
+    # payload formats
+    "PickleSerializer",
+    "PortableJSONSerializer",
+    "Serializer",
+    # logs
+    "DBOSContextFilter",
+    "JSONFormatter",
+    "configure_logging",
+    "logger",
+    # errors
     "DBOSArgumentTypeError",
     "DBOSAwaitedWorkflowCancelledError",
     "DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded",
     "DBOSBaseException",
     "DBOSConfigError",
-    "DBOSConfiguredInstance",
     "DBOSConflictingWorkflowError",
-    "DBOSContextFilter",
     "DBOSCorruptRowError",
     "DBOSException",
     "DBOSInitializationError",
@@ -95,33 +172,9 @@ __all__ = [
     "DBOSWorkflowConflictIDError",
     "DBOSWorkflowFunctionNotFoundError",
     "DBOSWorkflowIDInUseError",
-    "Datasource",
-    "Debouncer",
-    "EnqueueOptions",
-    "GarbageCollection",
-    "JSONFormatter",
-    "ListFilters",
-    "PickleSerializer",
-    "PortableJSONSerializer",
     "PortableWorkflowError",
-    "Queue",
-    "RateLimit",
-    "RetentionPolicy",
-    "ScheduleInput",
-    "SendMessage",
-    "Serializer",
-    "SetEnqueueOptions",
-    "SetWorkflowAttributes",
-    "SetWorkflowID",
-    "SetWorkflowTimeout",
-    "StepInfo",
-    "StepStatus",
     "SystemDatabaseError",
-    "TransactionConnection",
-    "TransactionOutcomeUnknown",
-    "WorkflowHandle",
-    "WorkflowSchedule",
-    "WorkflowStatus",
-    "configure_logging",
-    "logger",
 ]
+
+fixup_module_metadata(__name__, globals(), __all__)
+del fixup_module_metadata

@@ -17,11 +17,11 @@ from typing import Any
 
 import attrs
 
-from ._errors import DBOSConfigError, DBOSException
-from ._redact import redact_url as redact_url  # re-exported: the name's old home
-from ._serialization import PickleSerializer, Serializer
-from .core import validate
-from .core.retention import RetentionPolicy
+from dbos_trio._core import validate
+from dbos_trio._core.retention import RetentionPolicy
+from dbos_trio._redact import redact_url as redact_url  # re-exported: the name's old home
+from dbos_trio._serialization import PickleSerializer, Serializer
+from dbos_trio.errors import DBOSConfigError, DBOSException
 
 APP_NAME_PATTERN = re.compile(r"[a-z0-9_-]{3,256}")  # matched whole (fullmatch)
 SYSTEM_DATABASE_URL_ENV = "DBOS_SYSTEM_DATABASE_URL"
@@ -43,7 +43,7 @@ def _fail(where: str, problem: str) -> DBOSConfigError:
 
 def require_optional_text(value: Any, where: str) -> None:
     """None, or a string that is not blank and that the system database can store as it
-    is (no NUL, no lone surrogate, at most 600 bytes: see dbos_trio.core.validate)."""
+    is (no NUL, no lone surrogate, at most 600 bytes: see dbos_trio._core.validate)."""
     if value is None:
         return
     if not isinstance(value, str) or not value.strip():

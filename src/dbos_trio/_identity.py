@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from ._config import (
+from dbos_trio._config import (
     APP_ID_ENV,
     APP_VERSION_ENV,
     DEFAULT_EXECUTOR_ID,
@@ -23,7 +23,7 @@ from ._config import (
     Config,
     require_optional_text,
 )
-from ._registry import RegisteredWorkflow
+from dbos_trio._registry import RegisteredWorkflow
 
 LIBRARY_VERSION = "0.1.0"
 

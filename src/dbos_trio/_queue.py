@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
-from ._queue_setters import QueueSetters
-from ._registry import resolve_workflow
-from .core.admission import QueueConfig
-from .engine import queues
-from .engine.executor import ExecutorSlot, Runtime
-from .engine.handle import WorkflowHandle
+from dbos_trio._core.admission import QueueConfig
+from dbos_trio._engine.queues import enqueue as queues
+from dbos_trio._engine.state import ExecutorSlot, Runtime
+from dbos_trio._engine.workflows.handle import WorkflowHandle
+from dbos_trio._queue_setters import QueueSetters
+from dbos_trio._registry import resolve_workflow
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -1,6 +1,6 @@
 """Runtime setters of a stored queue, shared by :class:`~dbos_trio.Queue` and the
 queues a :class:`~dbos_trio.Client` registers (:class:`QueueSetters` needs only a
-runtime and a queue name). See :mod:`dbos_trio.engine.queue_admin` for the invariants.
+runtime and a queue name). See :mod:`dbos_trio._engine.queues.stored` for the invariants.
 
 Each setter rewrites one field of the stored ``queues`` row and returns the stored
 configuration; every executor serving the queue takes the change within the queue's
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .core.admission import QueueConfig, RateLimit
-from .engine import queue_admin
-from .engine.executor import Runtime
+from dbos_trio._core.admission import QueueConfig, RateLimit
+from dbos_trio._engine.queues import stored as queue_admin
+from dbos_trio._engine.state import Runtime
 
 
 class QueueSetters:

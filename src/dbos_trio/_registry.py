@@ -22,8 +22,8 @@ from typing import Any, ClassVar, Literal, Protocol
 
 import attrs
 
-from ._errors import DBOSException
-from .core import validate
+from dbos_trio._core import validate
+from dbos_trio.errors import DBOSException
 
 WorkflowKind = Literal["function", "static", "class", "instance"]
 

@@ -26,7 +26,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
 
-from ._errors import DBOSPayloadError, PortableWorkflowError
+from dbos_trio.errors import DBOSPayloadError, PortableWorkflowError
 
 PICKLE = "py_pickle"
 PORTABLE_JSON = "portable_json"

@@ -16,8 +16,8 @@ import trio
 
 from dbos_trio import DBOS, Client, DBOSConfigError, DBOSNotLaunchedError, SetWorkflowID
 from dbos_trio.dashboard import DashboardSettings
-from dbos_trio.dashboard.http import Request
-from dbos_trio.dashboard.server import make_app
+from dbos_trio.dashboard._http import Request
+from dbos_trio.dashboard._server import make_app
 from dbos_trio.testing import sqlite_url
 
 from support.dashboard_support import (

@@ -23,7 +23,7 @@ from dbos_trio import (
     SetWorkflowAttributes,
     SetWorkflowID,
 )
-from dbos_trio.client import Client, EnqueueOptions
+from dbos_trio._client import Client, EnqueueOptions
 
 from support.backends import status_row
 

@@ -31,8 +31,8 @@ import trio
 import trio.testing
 
 from dbos_trio import DBOS, DBOSAwaitedWorkflowCancelledError, SetWorkflowID, WorkflowHandle
-from dbos_trio.client import Client
-from dbos_trio.engine import watch
+from dbos_trio._client import Client
+from dbos_trio._engine.runtime import watch
 
 from support.backends import execute, status_row, steps_of
 from support.time_fixtures import running

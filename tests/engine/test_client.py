@@ -34,8 +34,8 @@ from dbos_trio import (
     DBOSNonExistentWorkflowError,
     DBOSQueueDeduplicatedError,
 )
-from dbos_trio._errors import DBOSStreamTimeoutError
-from dbos_trio.client import Client, EnqueueOptions
+from dbos_trio._client import Client, EnqueueOptions
+from dbos_trio.errors import DBOSStreamTimeoutError
 from dbos_trio.testing import sqlite_url
 
 from support.backends import query, run

@@ -26,7 +26,7 @@ from dbos_trio import (
     EnqueueOptions,
     SetWorkflowID,
 )
-from dbos_trio.sysdb.postgres.connecting import connect
+from dbos_trio._pg.connecting import connect
 from dbos_trio.testing import sqlite_url
 
 from support.backends import query

@@ -1,7 +1,7 @@
 """Nothing a workflow does stops the executor: its exceptions are contained to it.
 
 Per kind of ``BaseException`` a workflow body may raise (the table of
-:mod:`dbos_trio.core.ending`):
+:mod:`dbos_trio._core.ending`):
 
 * a ``trio.Cancelled`` of a scope it does not own (caught inside that scope, re-raised
   outside it), a ``GeneratorExit``, an exception class deriving from ``BaseException``:

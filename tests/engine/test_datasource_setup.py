@@ -11,7 +11,7 @@ import pytest
 import trio
 
 from dbos_trio import DBOS, DBOSInitializationError, SetWorkflowID, TransactionConnection
-from dbos_trio.datasource.migrate import migration_lock_key
+from dbos_trio._datasource.migrate import migration_lock_key
 
 from support.app_databases import checkpoints_of, datasource_for
 from support.backends import execute, query, steps_of

@@ -16,7 +16,7 @@ import pytest
 import trio
 
 from dbos_trio import DBOS, DBOSException, SetWorkflowID
-from dbos_trio.sysdb.wakeups import event_key
+from dbos_trio._sysdb.wakeups import event_key
 
 from support.backends import query, steps_of
 from support.dbos_fixtures import reexecute

@@ -29,7 +29,8 @@ from dbos_trio import (
     DBOSInitializationError,
     DBOSNotLaunchedError,
 )
-from dbos_trio.sysdb.postgres import backend, connecting, pool
+from dbos_trio._pg import connecting, pool
+from dbos_trio._sysdb.postgres import backend
 
 from support.backends import migrate_postgres, query
 from support.pg_support import as_url, fresh_database
@@ -493,8 +494,8 @@ async def test_the_shutdown_log_line_names_the_version_too(
 
 
 def test_the_library_installs_no_log_handlers() -> None:
-    import dbos_trio.sysdb.postgres.backend
-    import dbos_trio.sysdb.postgres.listener  # noqa: F401
+    import dbos_trio._sysdb.postgres.backend
+    import dbos_trio._sysdb.postgres.listener  # noqa: F401
 
     names = ["dbos_trio"] + [
         name for name in logging.Logger.manager.loggerDict if name.startswith("dbos_trio.")

@@ -20,8 +20,8 @@ from dbos_trio import (
     DBOSNonExistentWorkflowError,
     SetWorkflowID,
 )
-from dbos_trio.sysdb.records import NULL_TOPIC
-from dbos_trio.sysdb.wakeups import message_key
+from dbos_trio._sysdb.records import NULL_TOPIC
+from dbos_trio._sysdb.wakeups import message_key
 
 from support.backends import query, status_row, steps_of
 from support.dbos_fixtures import reexecute

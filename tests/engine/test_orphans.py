@@ -14,8 +14,8 @@ from pathlib import Path
 import trio
 
 from dbos_trio import DBOS, Config, SetWorkflowID
-from dbos_trio.engine.orphans import rerun_orphans
-from dbos_trio.sysdb.errors import ConnectionLost
+from dbos_trio._engine.runtime.orphans import rerun_orphans
+from dbos_trio._sysdb.errors import ConnectionLost
 from dbos_trio.testing import launched, sqlite_url
 
 

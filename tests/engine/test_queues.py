@@ -26,14 +26,14 @@ from dbos_trio import (
     SetWorkflowID,
     SetWorkflowTimeout,
 )
-from dbos_trio.core.admission import (
+from dbos_trio._core.admission import (
     QueueConfig,
     RateLimit,
     RunningCounts,
     local_budget,
     next_poll_interval,
 )
-from dbos_trio.sysdb.postgres.backend import claim_statement
+from dbos_trio._sysdb.postgres.backend import claim_statement
 
 from support.backends import execute, query, status_row
 from support.queue_apps import APP_NAME, App, build_app, expected_three_steps

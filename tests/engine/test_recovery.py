@@ -25,7 +25,7 @@ from dbos_trio import (
     PickleSerializer,
     SetWorkflowID,
 )
-from dbos_trio.engine import watch
+from dbos_trio._engine.runtime import watch
 
 from support.backends import execute, query, status_row, steps_of
 from support.queue_apps import APP_NAME, build_app, expected_three_steps

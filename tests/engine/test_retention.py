@@ -26,7 +26,7 @@ from dbos_trio import (
     SetEnqueueOptions,
     SetWorkflowID,
 )
-from dbos_trio.engine.retention import garbage_collect
+from dbos_trio._engine.admin.retention import garbage_collect
 from dbos_trio.testing import launched, sqlite_url
 
 from support.backends import connected, count_rows, execute, query, status_row

@@ -19,7 +19,7 @@ from dbos_trio import (
     DBOSNonExistentWorkflowError,
     SetWorkflowID,
 )
-from dbos_trio.client import Client
+from dbos_trio._client import Client
 
 from support.backends import query, status_row, steps_of
 

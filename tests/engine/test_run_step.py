@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from dbos_trio import DBOS, DBOSException, SetWorkflowID, StepStatus
-from dbos_trio.core.retry import RetryPolicy
+from dbos_trio._core.retry import RetryPolicy
 
 from support.backends import steps_of
 

@@ -25,7 +25,7 @@ import trio.testing
 
 import dbos_trio._clock
 from dbos_trio import DBOS, Client, Config, PickleSerializer
-from dbos_trio.core import cron
+from dbos_trio._core import cron
 from dbos_trio.testing import launched, sqlite_url
 
 APP = "sched-virtual"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from dbos_trio import DBOS, Config, DBOSConfigError, SetEnqueueOptions, SetWorkflowID
-from dbos_trio.client import Client
+from dbos_trio._client import Client
 
 from support.backends import migrate_postgres, query
 

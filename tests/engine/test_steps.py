@@ -19,7 +19,7 @@ from dbos_trio import (
     DBOSStepTimeoutError,
     SetWorkflowID,
 )
-from dbos_trio.engine import step as step_module
+from dbos_trio._engine.workflows import step as step_module
 
 from support.backends import count_rows, steps_of
 from support.dbos_fixtures import reexecute
@@ -216,7 +216,7 @@ async def test_retries_run_a_step_until_it_succeeds_with_exponential_backoff(
 
 
 class _RecordingTrio:
-    """Stands in for the ``trio`` module inside ``dbos_trio.engine.step``: records the
+    """Stands in for the ``trio`` module inside ``dbos_trio._engine.workflows.step``: records the
     retry waits the step loop asks for, delegates everything else."""
 
     def __init__(self) -> None:

@@ -15,7 +15,7 @@ import pytest
 import trio
 
 from dbos_trio import DBOS, DBOSException, DBOSNonExistentWorkflowError, SetWorkflowID
-from dbos_trio.sysdb.wakeups import stream_key
+from dbos_trio._sysdb.wakeups import stream_key
 
 from support.backends import execute, query, steps_of
 from support.dbos_fixtures import reexecute

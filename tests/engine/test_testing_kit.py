@@ -34,7 +34,7 @@ from dbos_trio import (
     SetWorkflowID,
     SetWorkflowTimeout,
 )
-from dbos_trio.core.admission import RateLimit
+from dbos_trio._core.admission import RateLimit
 from dbos_trio.testing import (
     CrashPoint,
     CrashPointNotReached,

@@ -25,8 +25,8 @@ from dbos_trio import (
     SetWorkflowTimeout,
 )
 from dbos_trio._clock import Clock
-from dbos_trio.sysdb.records import NULL_TOPIC
-from dbos_trio.sysdb.wakeups import message_key
+from dbos_trio._sysdb.records import NULL_TOPIC
+from dbos_trio._sysdb.wakeups import message_key
 
 from support.backends import execute, query, status_row, steps_of
 from support.time_fixtures import Stopwatch, running, wait_for_waiter

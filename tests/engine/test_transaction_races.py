@@ -18,7 +18,7 @@ import pytest
 import trio
 
 from dbos_trio import DBOS, SetWorkflowID, TransactionConnection, TransactionOutcomeUnknown
-from dbos_trio.sysdb.postgres.driver import TrioConnection
+from dbos_trio._pg.driver import TrioConnection
 
 from support.app_databases import checkpoints_of, datasource_for
 from support.backends import execute, query

@@ -16,7 +16,7 @@ import trio
 import trio.testing
 
 from dbos_trio import DBOS, Config, SetWorkflowID, TransactionConnection
-from dbos_trio.datasource.protocol import TRANSACTION_BACKOFF
+from dbos_trio._datasource.protocol import TRANSACTION_BACKOFF
 from dbos_trio.testing import launched, sqlite_url
 
 HELD_FOR = 5.0  # virtual seconds

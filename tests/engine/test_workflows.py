@@ -28,7 +28,7 @@ from dbos_trio import (
     SetWorkflowID,
     SystemDatabaseError,
 )
-from dbos_trio.sysdb.errors import ConnectionLost
+from dbos_trio._sysdb.errors import ConnectionLost
 
 from support.backends import count_rows, execute, status_row, steps_of
 from support.dbos_fixtures import reexecute

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 
 from dbos_trio import DBOS, Config
-from dbos_trio._cli_errors import CLI_RETRY_LIMIT_SECONDS
+from dbos_trio.cli._errors import CLI_RETRY_LIMIT_SECONDS
 
 from support.backends import execute, query
 from support.pg_support import fresh_database

@@ -22,8 +22,8 @@ import pytest
 import trio
 
 from dbos_trio import DBOS, Client, Config, EnqueueOptions, SetWorkflowID
-from dbos_trio.cli import _parser, main
-from dbos_trio.cli_format import duration, when
+from dbos_trio.cli._format import duration, when
+from dbos_trio.cli._main import _parser, main
 from dbos_trio.testing import sqlite_url
 
 RAW_EPOCH_MS = re.compile(r"\b1\d{12}\b")  # epoch milliseconds, as stored
@@ -40,7 +40,7 @@ class Ran:
 
 @pytest.fixture
 def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> RunCLI:
-    """``dbos_trio.cli.main`` in this process (a subprocess per call would cost a second
+    """``dbos_trio.cli._main.main`` in this process (a subprocess per call would cost a second
     of imports each; test_cli.py and one test here run the real executable)."""
 
     def run(*args: str, stdin: str | None = None) -> Ran:

@@ -14,7 +14,7 @@ import attrs
 import trio
 
 from dbos_trio import DBOS, Client, EnqueueOptions, SetWorkflowID
-from dbos_trio.cli import main
+from dbos_trio.cli._main import main
 
 from support.backends import execute, status_row
 from support.dbos_fixtures import APP_NAME

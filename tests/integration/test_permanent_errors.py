@@ -17,8 +17,8 @@ from collections.abc import Callable
 import pytest
 
 from dbos_trio import DBOS, SetWorkflowID
-from dbos_trio.core import validate
-from dbos_trio.sysdb.errors import InvalidValueError
+from dbos_trio._core import validate
+from dbos_trio._sysdb.errors import InvalidValueError
 
 from support.backends import status_row
 

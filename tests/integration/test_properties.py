@@ -686,8 +686,7 @@ SERVED_BY_INTERNAL = "_dbos_internal_queue"
 def test_the_prediction_agrees_with_the_library_on_the_edges() -> None:
     # The restated rule is checked against core/validate.py itself on the named edges, so
     # a drift between them fails here, not as a puzzling property failure.
-    from dbos_trio.core import validate
-
+    from dbos_trio._core import validate
     for value in [*AT_THE_LIMIT, "", " ", "\ud800", "a\x00", 1, None, b"x", math.nan]:
         expected = predicted_error(value)
         try:

@@ -22,7 +22,7 @@ import trio
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from dbos_trio import DBOS, Client, Config, DBOSInitializationError
-from dbos_trio.sysdb.errors import SystemDatabaseUnreachable
+from dbos_trio._sysdb.errors import SystemDatabaseUnreachable
 
 from support.pg_support import as_url
 

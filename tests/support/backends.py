@@ -44,10 +44,10 @@ import psycopg
 import pytest
 import trio
 
-from dbos_trio.sysdb.postgres import migrate as postgres_migrate
-from dbos_trio.sysdb.postgres.connecting import connect
-from dbos_trio.sysdb.postgres.driver import TrioConnection
-from dbos_trio.sysdb.sqlite.backend import SQLiteSystemDatabase
+from dbos_trio._pg.connecting import connect
+from dbos_trio._pg.driver import TrioConnection
+from dbos_trio._sysdb.postgres import migrate as postgres_migrate
+from dbos_trio._sysdb.sqlite.backend import SQLiteSystemDatabase
 from dbos_trio.testing import sqlite_url
 
 from support.pg_support import create_database, drop_database, fresh_database, url_for_database
@@ -201,7 +201,7 @@ async def connected(
     """A PostgreSQL connection of the test's own, closed after the block.
 
     Autocommit unless ``autocommit=False``; ``params`` (``connect_timeout``, libpq
-    parameters, ...) go to the driver's :func:`~dbos_trio.sysdb.postgres.connecting.connect`.
+    parameters, ...) go to the driver's :func:`~dbos_trio._pg.connecting.connect`.
     """
     conn = await connect(url, autocommit=autocommit, **params)
     try:

@@ -26,10 +26,10 @@ import trio
 from psycopg import pq
 
 from dbos_trio import DBOS, Config
+from dbos_trio._engine.workflows.execution import execute as execute_plan
+from dbos_trio._engine.workflows.start import ExecutionPlan
+from dbos_trio._pg.driver import TrioConnection
 from dbos_trio._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
-from dbos_trio.engine.execute import execute as execute_plan
-from dbos_trio.engine.start import ExecutionPlan
-from dbos_trio.sysdb.postgres.driver import TrioConnection
 
 from support.backends import execute
 

@@ -15,7 +15,7 @@ import attrs
 import trio
 
 from dbos_trio import DBOS, Config
-from dbos_trio.core.admission import RateLimit
+from dbos_trio._core.admission import RateLimit
 
 APP_NAME = "wf-tests"  # the application name of support.dbos_fixtures.make_dbos
 APP_VERSION = "v1"

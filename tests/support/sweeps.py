@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dbos_trio.sysdb.sqlite.backend import SQLiteSystemDatabase
+from dbos_trio._sysdb.sqlite.backend import SQLiteSystemDatabase
 from dbos_trio.testing import VIRTUAL_BACKGROUND_INTERVAL
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dbos_trio.sysdb.records import Caller, ClaimRequest, NewWorkflow, ParentStep, RecordedStep
+from dbos_trio._sysdb.records import Caller, ClaimRequest, NewWorkflow, ParentStep, RecordedStep
 
 APP = "app"
 T0 = 1_000_000

@@ -41,9 +41,9 @@ import pytest
 import trio
 
 from dbos_trio import DBOS, Config
-from dbos_trio.engine.executor import Executor
-from dbos_trio.sysdb.postgres.backend import PostgresSystemDatabase
-from dbos_trio.sysdb.postgres.driver import TrioConnection
+from dbos_trio._engine.state import Executor
+from dbos_trio._pg.driver import TrioConnection
+from dbos_trio._sysdb.postgres.backend import PostgresSystemDatabase
 
 from support.backends import connected, query
 from support.waiting import wait_until

@@ -18,8 +18,8 @@ import pytest
 import trio
 
 from dbos_trio import DBOS, Config
-from dbos_trio.sysdb.postgres.backend import PostgresSystemDatabase
-from dbos_trio.sysdb.records import ClaimRequest, NewWorkflow, RecordedStep
+from dbos_trio._sysdb.postgres.backend import PostgresSystemDatabase
+from dbos_trio._sysdb.records import ClaimRequest, NewWorkflow, RecordedStep
 
 from support.pg_support import fresh_database
 

@@ -3,7 +3,7 @@ recovery, messages, events and streams.
 
 Every test here runs twice, through the parametrized ``backend`` fixture: on PostgreSQL
 (a fresh copy of a migrated template database) and on SQLite (a fresh copy of a migrated
-file), each opened with :func:`~dbos_trio.sysdb.open.open_system_database` as ``DBOS``
+file), each opened with :func:`~dbos_trio._sysdb.open.open_system_database` as ``DBOS``
 opens it. The two backends share one implementation of the protocol, so what it promises
 holds alike on both. Rows are looked at on a connection of the test's own, with the
 backend-neutral helpers of :mod:`support.backends` (tables written ``{t}workflow_status``);
@@ -33,10 +33,10 @@ from dbos_trio import (
     SetWorkflowID,
     SystemDatabaseError,
 )
-from dbos_trio.core.admission import QueueConfig, RateLimit
-from dbos_trio.sysdb.open import open_system_database
-from dbos_trio.sysdb.protocol import SystemDatabase
-from dbos_trio.sysdb.records import WorkflowFilters
+from dbos_trio._core.admission import QueueConfig, RateLimit
+from dbos_trio._sysdb.open import open_system_database
+from dbos_trio._sysdb.protocol import SystemDatabase
+from dbos_trio._sysdb.records import WorkflowFilters
 
 from support.backends import backend_of, execute, query, status_row, steps_of
 from support.sysdb_records import (

@@ -15,11 +15,11 @@ import pytest
 import trio
 
 from dbos_trio import DBOS, Client, DBOSConfigError, DBOSQueryTimeoutError, SystemDatabaseError
-from dbos_trio.sysdb.open import open_system_database
-from dbos_trio.sysdb.postgres.backend import RETRY_POLICY, PostgresSystemDatabase
-from dbos_trio.sysdb.postgres.statements import PostgresStatements
-from dbos_trio.sysdb.retry import Retrier
-from dbos_trio.sysdb.statements import Statement, Transaction
+from dbos_trio._sysdb.open import open_system_database
+from dbos_trio._sysdb.postgres.backend import RETRY_POLICY, PostgresSystemDatabase
+from dbos_trio._sysdb.postgres.statements import PostgresStatements
+from dbos_trio._sysdb.retry import Retrier
+from dbos_trio._sysdb.statements import Statement, Transaction
 
 from support.backends import connected
 from support.time_fixtures import executor_of

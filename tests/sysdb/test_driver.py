@@ -24,9 +24,9 @@ from psycopg import pq
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.waiting import Wait
 
-from dbos_trio.sysdb.postgres import waiting
-from dbos_trio.sysdb.postgres.connecting import connect
-from dbos_trio.sysdb.postgres.driver import TrioConnection
+from dbos_trio._pg import waiting
+from dbos_trio._pg.connecting import connect
+from dbos_trio._pg.driver import TrioConnection
 
 from support.backends import connected
 from support.pg_support import fresh_database

@@ -19,7 +19,7 @@ import pytest
 import trio
 from psycopg import pq
 
-from dbos_trio.sysdb.postgres.driver import TrioConnection
+from dbos_trio._pg.driver import TrioConnection
 
 from support.backends import connected
 from support.pg_support import fresh_database

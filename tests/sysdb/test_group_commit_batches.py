@@ -29,9 +29,9 @@ from dbos_trio import (
     DBOSWorkflowCancelledError,
     DBOSWorkflowConflictIDError,
 )
-from dbos_trio.sysdb.open import open_system_database
-from dbos_trio.sysdb.protocol import SystemDatabase
-from dbos_trio.sysdb.records import InitResult, NewWorkflow, RecordedStep
+from dbos_trio._sysdb.open import open_system_database
+from dbos_trio._sysdb.protocol import SystemDatabase
+from dbos_trio._sysdb.records import InitResult, NewWorkflow, RecordedStep
 
 from support.backends import backend_of, count_rows, execute, query, status_row
 from support.sysdb_records import APP, T0, queued, step, workflow

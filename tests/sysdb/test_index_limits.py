@@ -35,7 +35,7 @@ import pytest
 import trio
 
 from dbos_trio import DBOS, Client, Config, EnqueueOptions, SetWorkflowID
-from dbos_trio.core.validate import MAX_NAME_CHARS, MAX_TEXT_BYTES
+from dbos_trio._core.validate import MAX_NAME_CHARS, MAX_TEXT_BYTES
 
 from support.backends import SCHEMA, connected, query, status_row
 

@@ -21,15 +21,15 @@ from typing import Any
 
 import pytest
 
-from dbos_trio.sysdb.open import open_system_database
-from dbos_trio.sysdb.postgres.backend import (
+from dbos_trio._sysdb.open import open_system_database
+from dbos_trio._sysdb.postgres.backend import (
     PostgresListing,
     orders_by_code_point,
 )
-from dbos_trio.sysdb.protocol import SystemDatabase
-from dbos_trio.sysdb.records import WorkflowFilters
-from dbos_trio.sysdb.sql.listing import list_workflows_query, prefix_successor
-from dbos_trio.sysdb.sqlite.listing import SQLITE_LISTING
+from dbos_trio._sysdb.protocol import SystemDatabase
+from dbos_trio._sysdb.records import WorkflowFilters
+from dbos_trio._sysdb.sql.listing import list_workflows_query, prefix_successor
+from dbos_trio._sysdb.sqlite.listing import SQLITE_LISTING
 
 from support.backends import backend_of, connected, query
 from support.sysdb_records import T0, workflow

@@ -28,16 +28,16 @@ import pytest
 import trio
 from psycopg import sql
 
-from dbos_trio._errors import DBOSInitializationError
-from dbos_trio.sysdb import migrations
-from dbos_trio.sysdb.migrations import (
+from dbos_trio._sysdb import migrations
+from dbos_trio._sysdb.migrations import (
     LATEST_VERSION,
     MigrationCorpusError,
     build_migrations,
     parse_migration,
     quote_identifier,
 )
-from dbos_trio.sysdb.postgres import migrate as runner
+from dbos_trio._sysdb.postgres import migrate as runner
+from dbos_trio.errors import DBOSInitializationError
 
 from support.backends import connected
 from support.catalog import dump_catalog

@@ -17,9 +17,9 @@ import trio.testing
 from psycopg import pq
 from psycopg.conninfo import make_conninfo
 
-from dbos_trio.sysdb.postgres.connecting import connect
-from dbos_trio.sysdb.postgres.driver import TrioConnection
-from dbos_trio.sysdb.postgres.pool import Pool, PoolClosed
+from dbos_trio._pg.connecting import connect
+from dbos_trio._pg.driver import TrioConnection
+from dbos_trio._pg.pool import Pool, PoolClosed
 
 from support.pg_support import fresh_database
 from support.scripts.interrupt_query import interrupt

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from dbos_trio.sysdb.open import open_system_database
-from dbos_trio.sysdb.sqlite.backend import sqlite_statements
+from dbos_trio._sysdb.open import open_system_database
+from dbos_trio._sysdb.sqlite.backend import sqlite_statements
 
 # The statements on the executor's hot paths, and the index each must search.
 HOT: dict[str, str] = {

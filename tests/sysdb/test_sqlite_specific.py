@@ -22,11 +22,11 @@ import pytest
 import trio
 
 from dbos_trio import DBOSInitializationError
-from dbos_trio.sysdb.migrations import LATEST_VERSION
-from dbos_trio.sysdb.protocol import QueueContention
-from dbos_trio.sysdb.sqlite import migrate
-from dbos_trio.sysdb.sqlite.backend import SQLiteSystemDatabase
-from dbos_trio.sysdb.wakeups import WakeupRegistry, message_key
+from dbos_trio._sysdb.migrations import LATEST_VERSION
+from dbos_trio._sysdb.protocol import QueueContention
+from dbos_trio._sysdb.sqlite import migrate
+from dbos_trio._sysdb.sqlite.backend import SQLiteSystemDatabase
+from dbos_trio._sysdb.wakeups import WakeupRegistry, message_key
 from dbos_trio.testing import sqlite_url
 
 from support.sysdb_records import APP, T0, claim_request, queued, step, workflow

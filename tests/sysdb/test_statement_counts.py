@@ -24,7 +24,7 @@ import trio
 from psycopg.conninfo import conninfo_to_dict
 
 from dbos_trio import DBOS, SetWorkflowID
-from dbos_trio.sysdb.postgres.connecting import connect
+from dbos_trio._pg.connecting import connect
 
 from support.backends import query
 from support.dbos_fixtures import Counts, StatementCounter, reexecute

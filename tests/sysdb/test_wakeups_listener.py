@@ -19,15 +19,15 @@ import pytest
 import trio
 
 from dbos_trio import DBOS, SetWorkflowID
-from dbos_trio.sysdb.postgres.backend import statement_text
-from dbos_trio.sysdb.postgres.listener import (
+from dbos_trio._pg.pool import Pool
+from dbos_trio._sysdb.postgres.backend import statement_text
+from dbos_trio._sysdb.postgres.listener import (
     DELIVERING_RECHECK_SECONDS,
     POLLING_RECHECK_SECONDS,
     key_for,
 )
-from dbos_trio.sysdb.postgres.notifier import MAX_PAYLOAD_BYTES, Notifier
-from dbos_trio.sysdb.postgres.pool import Pool
-from dbos_trio.sysdb.wakeups import WakeupRegistry, event_key, message_key, stream_key
+from dbos_trio._sysdb.postgres.notifier import MAX_PAYLOAD_BYTES, Notifier
+from dbos_trio._sysdb.wakeups import WakeupRegistry, event_key, message_key, stream_key
 
 from support.backends import execute, query
 from support.time_fixtures import (

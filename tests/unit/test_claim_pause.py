@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from dbos_trio.engine.dequeue import CLAIM_SPACING_SECONDS, CLAIM_WINDOW_SECONDS, claim_pause
+from dbos_trio._engine.runtime.dequeue import (
+    CLAIM_SPACING_SECONDS,
+    CLAIM_WINDOW_SECONDS,
+    claim_pause,
+)
 
 
 @pytest.mark.parametrize(("found", "budget"), [(0, 5), (1, 5), (0, None), (1, None), (1, 1)])

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from dbos_trio import DBOSException, DBOSNonExistentWorkflowError
-from dbos_trio._cli_errors import (
+from dbos_trio._redact import Scrubber
+from dbos_trio._sysdb.errors import (
+    ConnectionLost,
+    DatabaseClosed,
+    InvalidValueError,
+    SystemDatabaseUnreachable,
+    UnexpectedDatabaseError,
+)
+from dbos_trio.cli._errors import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_NOT_FOUND,
@@ -17,15 +25,7 @@ from dbos_trio._cli_errors import (
     one_line,
     unwrap,
 )
-from dbos_trio._errors import DBOSConfigError, DBOSInitializationError, DBOSInvalidArgumentError
-from dbos_trio._redact import Scrubber
-from dbos_trio.sysdb.errors import (
-    ConnectionLost,
-    DatabaseClosed,
-    InvalidValueError,
-    SystemDatabaseUnreachable,
-    UnexpectedDatabaseError,
-)
+from dbos_trio.errors import DBOSConfigError, DBOSInitializationError, DBOSInvalidArgumentError
 
 
 @pytest.mark.parametrize(

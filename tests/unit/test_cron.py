@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from dbos_trio import DBOSInvalidArgumentError
-from dbos_trio.core import cron
+from dbos_trio._core import cron
 
 NEW_YORK = ZoneInfo("America/New_York")
 

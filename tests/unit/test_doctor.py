@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dbos_trio.engine.doctor import silent_executors, unrun_versions
-from dbos_trio.sysdb.records import ActiveCount
+from dbos_trio._engine.recovery.doctor import silent_executors, unrun_versions
+from dbos_trio._sysdb.records import ActiveCount
 
 NOW = 1_000_000
 WINDOW = 30_000

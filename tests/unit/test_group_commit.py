@@ -14,7 +14,7 @@ import pytest
 import trio
 import trio.testing
 
-from dbos_trio.sysdb.group_commit import GroupCommit
+from dbos_trio._sysdb.group_commit import GroupCommit
 
 COMMIT_S = 0.01
 

@@ -13,7 +13,7 @@ import sys
 import trio
 import trio.testing
 
-from dbos_trio.engine.pacing import on_virtual_time
+from dbos_trio._engine.runtime.pacing import on_virtual_time
 
 
 def test_importing_dbos_trio_does_not_import_pytest_nor_trio_testing() -> None:

@@ -4,16 +4,20 @@ A static check over the source (``ast``), counting every import — including th
 ``if TYPE_CHECKING:`` and inside functions — because a type-only import still ties two
 modules together for a reader, and a cycle hidden behind one is a cycle all the same.
 
-The layers, top to bottom (see ../shared/docs/ARCHITECTURE.md):
+The layers, top to bottom (docs/architecture.md draws them):
 
-* face — ``DBOS`` (``_dbos``), ``Queue``, ``Client``, the CLI, ``dbos_trio.testing``,
-  the package root;
-* engine — ``dbos_trio.engine``: it knows the system-database protocol and the one
-  factory that opens a backend (``sysdb.open``), never a backend or a driver;
+* face — ``DBOS`` (``_dbos``), ``Queue``, ``Client`` (``_client``), the CLI (``cli``), the
+  dashboard, ``dbos_trio.testing``, ``dbos_trio.aio``, the package root;
+* engine — ``dbos_trio._engine``: it knows the system-database protocol and the one factory
+  that opens a backend (``_sysdb.open``), never a backend or a driver; inside it, the
+  runtime (``_engine.runtime``) is the top, which no other engine package imports, and the
+  executor's state (``_engine.state``), the workflow context (``_engine.context``, with its
+  turn order) and the observability hooks are its bottom;
 * sysdb — the protocol (``protocol``, ``records``, ``errors``, ``wakeups``, ``retry``), which
   imports no backend code, and the backends (the shared ``sql`` implementation,
-  ``postgres``, ``sqlite``, statements, retries, migrations); datasources likewise
-  (``datasource.protocol`` with the protocol, the rest of ``datasource`` with the backends);
+  ``postgres``, ``sqlite``, statements, retries, migrations) over the Trio-native PostgreSQL
+  connection layer (``_pg``, which knows nothing of DBOS); datasources likewise
+  (``_datasource.protocol`` with the protocol, the rest of ``_datasource`` with the backends);
 * foundations — clock, serialization, config, registry, identity;
 * core — pure logic, and the error classes: no Trio, no psycopg, nothing above them.
 """
@@ -28,31 +32,45 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "dbos_trio"
 ROOT = "dbos_trio"
 
-BASE = frozenset({f"{ROOT}._errors"})  # the error classes: pure, like core
+# The error classes, and the two import-time helpers of the package root: pure, like core.
+BASE = frozenset({f"{ROOT}.errors", f"{ROOT}._exports", f"{ROOT}._moved"})
 FOUNDATIONS = frozenset(
     f"{ROOT}.{name}"
     for name in ("_clock", "_serialization", "_config", "_redact", "_registry", "_identity")
 )
 PROTOCOL = frozenset(
-    f"{ROOT}.sysdb.{name}" for name in ("protocol", "records", "errors", "wakeups", "retry")
+    f"{ROOT}._sysdb.{name}" for name in ("protocol", "records", "errors", "wakeups", "retry")
 )
-FACTORY = f"{ROOT}.sysdb.open"
+FACTORY = f"{ROOT}._sysdb.open"
 # Datasources (the application's own databases) are backend-level: their protocol sits with
 # the system database's, their PostgreSQL and SQLite implementations with its backends.
-DATASOURCE_PROTOCOL = frozenset({f"{ROOT}.datasource.protocol"})
+DATASOURCE_PROTOCOL = frozenset({f"{ROOT}._datasource.protocol"})
+# The engine's bottom: the executor's state, the ambient workflow context with the turn order
+# it carries, and the observability hooks with the tracing and metrics behind them.
+ENGINE_BOTTOM = frozenset(
+    f"{ROOT}._engine.{name}"
+    for name in (
+        "state",
+        "context",
+        "workflows.turns",
+        "observability.hooks",
+        "observability.tracing",
+        "observability.metrics",
+    )
+)
 
 
 def layer_of(module: str) -> int:
     """0 core, 1 foundations, 2 sysdb protocol, 3 backends, 4 engine, 5 face."""
-    if module.startswith(f"{ROOT}.core") or module in BASE:
+    if module.startswith(f"{ROOT}._core") or module in BASE:
         return 0
     if module in FOUNDATIONS:
         return 1
-    if module in PROTOCOL or module == f"{ROOT}.sysdb" or module in DATASOURCE_PROTOCOL:
+    if module in PROTOCOL or module == f"{ROOT}._sysdb" or module in DATASOURCE_PROTOCOL:
         return 2
-    if module.startswith((f"{ROOT}.sysdb", f"{ROOT}.datasource")):
+    if module.startswith((f"{ROOT}._sysdb", f"{ROOT}._datasource", f"{ROOT}._pg")):
         return 3
-    if module.startswith(f"{ROOT}.engine"):
+    if module.startswith(f"{ROOT}._engine"):
         return 4
     return 5
 
@@ -119,9 +137,9 @@ def internal(imports: set[str]) -> set[str]:
 
 
 def test_the_import_graph_covers_the_whole_package() -> None:
-    assert f"{ROOT}.engine.launch" in GRAPH
-    assert f"{ROOT}.sysdb.sql.workflows" in GRAPH
-    assert internal(GRAPH[f"{ROOT}.engine.launch"]), "imports were not resolved"
+    assert f"{ROOT}._engine.runtime.launch" in GRAPH
+    assert f"{ROOT}._sysdb.sql.workflows" in GRAPH
+    assert internal(GRAPH[f"{ROOT}._engine.runtime.launch"]), "imports were not resolved"
 
 
 @pytest.mark.parametrize("module", sorted(GRAPH))
@@ -140,7 +158,7 @@ def _is_parent_package(target: str, module: str) -> bool:
     return module.startswith(target + ".")
 
 
-@pytest.mark.parametrize("module", sorted(m for m in GRAPH if m.startswith(f"{ROOT}.engine")))
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if m.startswith(f"{ROOT}._engine")))
 def test_the_engine_knows_the_protocol_and_the_factory_never_a_backend(module: str) -> None:
     backends = sorted(
         target for target in internal(GRAPH[module]) if layer_of(target) == 3 and target != FACTORY
@@ -153,6 +171,46 @@ def test_pure_and_protocol_modules_import_no_driver(module: str) -> None:
     drivers = {"psycopg", "sqlite3"} | ({"trio"} if layer_of(module) == 0 else set())
     used = sorted(target for target in GRAPH[module] if target.split(".")[0] in drivers)
     assert not used, f"{module} imports {used}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if m.startswith(f"{ROOT}._engine.")))
+def test_only_the_runtime_imports_the_runtime(module: str) -> None:
+    if module.startswith(f"{ROOT}._engine.runtime"):
+        return
+    runtime = sorted(
+        target for target in internal(GRAPH[module]) if target.startswith(f"{ROOT}._engine.runtime")
+    )
+    assert not runtime, f"{module} imports the runtime, the engine's top: {runtime}"
+
+
+@pytest.mark.parametrize("module", sorted(ENGINE_BOTTOM))
+def test_the_engine_bottom_imports_no_other_engine_module(module: str) -> None:
+    engine = sorted(
+        target
+        for target in internal(GRAPH[module])
+        if target.startswith(f"{ROOT}._engine.") and target not in ENGINE_BOTTOM
+    )
+    assert not engine, f"{module} is the engine's bottom and imports {engine}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if m.startswith(f"{ROOT}._pg")))
+def test_the_postgres_connection_layer_knows_nothing_of_dbos(module: str) -> None:
+    allowed = {f"{ROOT}._clock", f"{ROOT}._redact", f"{ROOT}._pg"}
+    other = sorted(
+        target
+        for target in internal(GRAPH[module])
+        if target not in allowed and not target.startswith(f"{ROOT}._pg.")
+    )
+    assert not other, f"{module} imports {other}: the connection layer stands alone"
+
+
+def test_every_package_states_its_layer_in_its_docstring() -> None:
+    undocumented = sorted(
+        module_name(path)
+        for path in PACKAGE.rglob("__init__.py")
+        if not ast.get_docstring(ast.parse(path.read_text()))
+    )
+    assert not undocumented, f"packages without a docstring: {undocumented}"
 
 
 def test_the_import_graph_has_no_cycle() -> None:

@@ -203,5 +203,5 @@ def test_docstring_roles_become_links_only_to_documented_objects() -> None:
         "[`launch`][dbos_trio.DBOS.launched]"
     )
     # An internal module is not rendered by the reference: plain code, never a dead link.
-    assert convert(":class:`~dbos_trio.sysdb.errors.ConnectionLost`") == "`ConnectionLost`"
+    assert convert(":class:`~dbos_trio._sysdb.errors.ConnectionLost`") == "`ConnectionLost`"
     assert convert("Like this::\n\n    code") == "Like this:\n\n    code"

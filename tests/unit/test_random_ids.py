@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
-from dbos_trio.core import ids
-from dbos_trio.core.ids import random_uuid
+from dbos_trio._core import ids
+from dbos_trio._core.ids import random_uuid
 
 
 def test_ids_are_canonical_version_4_uuids() -> None:

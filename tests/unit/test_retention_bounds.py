@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dbos_trio import DBOSInvalidArgumentError, RetentionPolicy
-from dbos_trio.core.retention import NOTHING, bounds, check_batch_size, check_keep_newest
+from dbos_trio._core.retention import NOTHING, bounds, check_batch_size, check_keep_newest
 
 
 def test_the_walk_is_bounded_by_the_larger_of_the_two_cutoffs() -> None:

@@ -12,11 +12,11 @@ import psycopg
 import pytest
 import trio
 
+from dbos_trio._pg.scrubbing import scrubbed
 from dbos_trio._redact import NO_SECRETS, Scrubber
-from dbos_trio.sysdb.errors import ConnectionLost, UnexpectedDatabaseError
-from dbos_trio.sysdb.postgres.errors import map_error
-from dbos_trio.sysdb.postgres.scrubbing import scrubbed
-from dbos_trio.sysdb.retry import EXECUTOR_POLICY, Retrier
+from dbos_trio._sysdb.errors import ConnectionLost, UnexpectedDatabaseError
+from dbos_trio._sysdb.postgres.errors import map_error
+from dbos_trio._sysdb.retry import EXECUTOR_POLICY, Retrier
 
 SECRET = "S3cret-PW"
 

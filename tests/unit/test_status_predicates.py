@@ -1,4 +1,4 @@
-"""The status predicates written in SQL mean the sets of :mod:`dbos_trio.core.statuses`.
+"""The status predicates written in SQL mean the sets of :mod:`dbos_trio._core.statuses`.
 
 Every statement file of both backends is read; each ``status = '...'`` names a known
 status, and each ``status [NOT] IN (...)`` list is exactly one of the named sets, so a
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dbos_trio.core import statuses
+from dbos_trio._core import statuses
 
 SYSDB = Path(statuses.__file__).parents[1] / "sysdb"
 STATEMENT_FILES = sorted(SYSDB.glob("**/queries/*.sql"))

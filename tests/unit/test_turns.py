@@ -1,13 +1,12 @@
 """Turn order gives every durable call the same step id under every schedule.
 
-The rule of :mod:`dbos_trio.engine.turns` is checked on its own, without Trio's scheduler:
-a *program* says what each task does — make a durable call (and wait until its id is
-given), start a child task (with its own program), open a nested nursery (whose tasks run
+The rule of :mod:`dbos_trio._engine.workflows.turns` is checked on its own, without Trio's
+scheduler: a *program* says what each task does — make a durable call (and wait until its id
+is given), start a child task (with its own program), open a nested nursery (whose tasks run
 while the opener waits for them) — and a *schedule*, drawn by hypothesis, says which
-runnable task moves next. Whatever the schedule, each call (named by its task's path and
-its position in that task) must get the same id; and a task never waits forever unless
-the program itself makes it wait on a sibling.
-"""
+runnable task moves next. Whatever the schedule, each call (named by its task's path and its
+position in that task) must get the same id; and a task never waits forever unless the
+program itself makes it wait on a sibling."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dbos_trio.engine.turns import Member, Ticket, Turns
+from dbos_trio._engine.workflows.turns import Member, Ticket, Turns
 
 # A program is a list of operations: "call", ("spawn", program), ("nest", [programs]).
 Program = list[Any]

@@ -1,4 +1,4 @@
-"""The input rules of ``dbos_trio.core.validate``, and the Config rules built on them.
+"""The input rules of ``dbos_trio._core.validate``, and the Config rules built on them.
 
 Pure unit tests, no database. Proven here: every rule function returns what it accepts
 (normalized as documented: seconds and numbers as ``float``, a list for ``texts``) and
@@ -33,8 +33,8 @@ from dbos_trio import (
     DBOSException,
     DBOSInvalidArgumentError,
 )
-from dbos_trio.core import validate
-from dbos_trio.core.validate import MAX_SECONDS, MAX_TEXT_BYTES
+from dbos_trio._core import validate
+from dbos_trio._core.validate import MAX_SECONDS, MAX_TEXT_BYTES
 
 ARG = "my_argument"
 

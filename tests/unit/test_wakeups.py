@@ -11,7 +11,7 @@ import trio
 import trio.testing
 
 from dbos_trio import DBOSException
-from dbos_trio.sysdb.wakeups import (
+from dbos_trio._sysdb.wakeups import (
     WakeupRegistry,
     event_key,
     message_key,

@@ -9,22 +9,22 @@ concurrency, management — each a module of this package; :class:`DBOS` is all 
 
 from __future__ import annotations
 
-from .admin import Admin
-from .concurrency import Concurrency
-from .dashboard import Dashboard
-from .datasources import Datasource, Datasources
-from .debouncing import Debouncer, Debouncing
-from .durable import Durable
-from .enqueue import Enqueue
-from .lifecycle import Lifecycle
-from .listing import Listing
-from .observability import Observability
-from .operations import Operations
-from .registration import Registration, StepDecorator
-from .results import Results
-from .schedules import Schedules
-from .steps import Steps
-from .versions import Versions
+from dbos_trio._dbos.admin import Admin
+from dbos_trio._dbos.concurrency import Concurrency
+from dbos_trio._dbos.dashboard import Dashboard
+from dbos_trio._dbos.datasources import Datasource, Datasources
+from dbos_trio._dbos.debouncing import Debouncer, Debouncing
+from dbos_trio._dbos.durable import Durable
+from dbos_trio._dbos.enqueue import Enqueue
+from dbos_trio._dbos.lifecycle import Lifecycle
+from dbos_trio._dbos.listing import Listing
+from dbos_trio._dbos.observability import Observability
+from dbos_trio._dbos.operations import Operations
+from dbos_trio._dbos.registration import Registration, StepDecorator
+from dbos_trio._dbos.results import Results
+from dbos_trio._dbos.schedules import Schedules
+from dbos_trio._dbos.steps import Steps
+from dbos_trio._dbos.versions import Versions
 
 
 class DBOS(

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from .._errors import DBOSException
-from ..core import attributes as attributes_rules
-from ..core import validate
-from ..engine import admin, management
-from ..engine.checkpoint import as_step
-from ..engine.handle import WorkflowHandle, handle_for
-from .base import DBOSBase
+from dbos_trio._core import attributes as attributes_rules
+from dbos_trio._core import validate
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.admin import edit as admin
+from dbos_trio._engine.admin import management
+from dbos_trio._engine.workflows.checkpoint import as_step
+from dbos_trio._engine.workflows.handle import WorkflowHandle, handle_for
+from dbos_trio.errors import DBOSException
 
 
 class Admin(DBOSBase):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .._config import Config
-from .._registry import Registry
-from ..core.admission import QueueConfig
-from ..engine.executor import Executor, ExecutorSlot
+from dbos_trio._config import Config
+from dbos_trio._core.admission import QueueConfig
+from dbos_trio._engine.state import Executor, ExecutorSlot
+from dbos_trio._registry import Registry
 
 
 class DBOSBase:

@@ -6,10 +6,10 @@ from collections.abc import Awaitable, Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from ..engine import concurrency, nursery
-from ..engine.handle import WorkflowHandle
-from ..engine.nursery import DurableNursery
-from .base import DBOSBase
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.workflows import concurrency, nursery
+from dbos_trio._engine.workflows.handle import WorkflowHandle
+from dbos_trio._engine.workflows.nursery import DurableNursery
 
 
 class Concurrency(DBOSBase):
@@ -21,7 +21,7 @@ class Concurrency(DBOSBase):
         durable call): their ids follow a turn order among the tasks, not Trio's
         scheduling, so recovery, fork and resume replay each task's own checkpoints.
         Outside a workflow it is a plain nursery. Errors and cancellation behave as in
-        ``trio.open_nursery()``; see :mod:`dbos_trio.engine.nursery` for the rules.
+        ``trio.open_nursery()``; see :mod:`dbos_trio._engine.workflows.nursery` for the rules.
         """
         return nursery.open_nursery()
 

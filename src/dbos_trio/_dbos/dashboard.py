@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from ..dashboard import DEFAULT_HOST, DEFAULT_PORT, DashboardSettings, check_settings, serve
-from .base import DBOSBase
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio.dashboard import DEFAULT_HOST, DEFAULT_PORT, DashboardSettings, check_settings, serve
 
 
 class Dashboard(DBOSBase):

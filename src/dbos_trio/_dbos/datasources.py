@@ -1,5 +1,5 @@
 """Datasources on a ``DBOS`` instance: the application's own databases, and their
-``@ds.transaction()`` functions (see :mod:`dbos_trio.engine.transactions`).
+``@ds.transaction()`` functions (see :mod:`dbos_trio._engine.durable.transactions`).
 
 A datasource is declared before launch, like a workflow; it connects and migrates its
 checkpoint table at every launch and closes at shutdown. Its arguments are checked when it
@@ -14,21 +14,25 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, TypeVar, overload
 
-from .._config import redact_url
-from .._errors import DBOSException, DBOSInvalidArgumentError
-from ..core import validate
-from ..datasource.postgres import PostgresDatasource
-from ..datasource.protocol import (
+from dbos_trio._config import redact_url
+from dbos_trio._core import validate
+from dbos_trio._datasource.postgres import PostgresDatasource
+from dbos_trio._datasource.protocol import (
     DatasourceBackend,
     IsolationLevel,
     TransactionConnection,
     isolation_level,
 )
-from ..datasource.sqlite import SQLiteDatasource
-from ..engine.transactions import TransactionOptions, TransactionStats, run_transaction
-from ..sysdb.migrations import quote_identifier
-from ..sysdb.sqlite.connection import URL_PREFIX
-from .base import DBOSBase
+from dbos_trio._datasource.sqlite import SQLiteDatasource
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.durable.transactions import (
+    TransactionOptions,
+    TransactionStats,
+    run_transaction,
+)
+from dbos_trio._sysdb.migrations import quote_identifier
+from dbos_trio._sysdb.sqlite.connection import URL_PREFIX
+from dbos_trio.errors import DBOSException, DBOSInvalidArgumentError
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -6,14 +6,14 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Generic, ParamSpec, TypeVar
 
-from .._queue import Queue
-from .._registry import resolve_workflow
-from ..core import validate
-from ..engine.debounce import check_timeout
-from ..engine.debounced import Target, debounce
-from ..engine.executor import ExecutorSlot
-from ..engine.handle import WorkflowHandle
-from .base import DBOSBase
+from dbos_trio._core import validate
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.schedules.debounce_loop import check_timeout
+from dbos_trio._engine.schedules.debouncer import Target, debounce
+from dbos_trio._engine.state import ExecutorSlot
+from dbos_trio._engine.workflows.handle import WorkflowHandle
+from dbos_trio._queue import Queue
+from dbos_trio._registry import resolve_workflow
 
 P = ParamSpec("P")
 R = TypeVar("R")

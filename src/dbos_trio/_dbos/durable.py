@@ -1,7 +1,7 @@
 """Starting workflows and the durable primitives, as methods of ``DBOS``.
 
 Most of these are not ``async def``: they return a coroutine, and from a workflow body
-their step ids are reserved at the call (see :mod:`dbos_trio.engine.checkpoint`), so
+their step ids are reserved at the call (see :mod:`dbos_trio._engine.workflows.checkpoint`), so
 concurrent calls from one body are numbered in call order.
 """
 
@@ -10,13 +10,19 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Literal, ParamSpec, TypeVar
 
-from .._errors import DBOSNonExistentWorkflowError
-from .._registry import resolve_workflow
-from ..core import validate
-from ..engine import bulk, events, messages, sleep, streams
-from ..engine.context import current_step, current_workflow
-from ..engine.handle import WorkflowHandle, handle_for, start_workflow, wait_first
-from .base import DBOSBase
+from dbos_trio._core import validate
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.context import current_step, current_workflow
+from dbos_trio._engine.durable import events, messages, sleep, streams
+from dbos_trio._engine.durable import send_many as bulk
+from dbos_trio._engine.workflows.handle import (
+    WorkflowHandle,
+    handle_for,
+    start_workflow,
+    wait_first,
+)
+from dbos_trio._registry import resolve_workflow
+from dbos_trio.errors import DBOSNonExistentWorkflowError
 
 P = ParamSpec("P")
 R = TypeVar("R")

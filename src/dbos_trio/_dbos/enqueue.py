@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any
 
-from .._errors import DBOSArgumentTypeError
-from ..client.options import EnqueueOptions, payload_format
-from ..core import attributes as attributes_rules
-from ..engine import options as engine_options
-from ..engine.enqueue_named import NamedEnqueue, enqueue_named
-from ..engine.handle import WorkflowHandle
-from .base import DBOSBase
+from dbos_trio._client.options import EnqueueOptions, payload_format
+from dbos_trio._core import attributes as attributes_rules
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.queues.by_name import NamedEnqueue, enqueue_named
+from dbos_trio._engine.workflows import options as engine_options
+from dbos_trio._engine.workflows.handle import WorkflowHandle
+from dbos_trio.errors import DBOSArgumentTypeError
 
 
 class Enqueue(DBOSBase):

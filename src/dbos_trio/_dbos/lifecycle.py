@@ -8,11 +8,11 @@ from typing import Self
 
 import trio
 
-from .._config import require_optional_seconds
-from .._errors import DBOSException
-from ..core.ending import collapse
-from ..engine.launch import open_executor
-from .base import DBOSBase
+from dbos_trio._config import require_optional_seconds
+from dbos_trio._core.ending import collapse
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.runtime.launch import open_executor
+from dbos_trio.errors import DBOSException
 
 
 class Lifecycle(DBOSBase):

@@ -1,8 +1,8 @@
 """``list_workflows`` and ``list_queued_workflows`` on ``DBOS``, with the ``dbos`` 3.4
-filters as typed keywords (:class:`~dbos_trio.core.filters.ListFilters`), so an IDE and mypy
+filters as typed keywords (:class:`~dbos_trio._core.filters.ListFilters`), so an IDE and mypy
 see every one of them; the Client's take the same ones.
 
-Values are checked at the call (:mod:`dbos_trio.core.filters`), before anything is read.
+Values are checked at the call (:mod:`dbos_trio._core.filters`), before anything is read.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any, Unpack
 
-from ..core.filters import ListFilters, queued
-from ..engine.status import WorkflowStatus
-from .management import Management
+from dbos_trio._core.filters import ListFilters, queued
+from dbos_trio._dbos.management import Management
+from dbos_trio._engine.workflows.status import WorkflowStatus
 
 
 class Listing(Management):
@@ -20,7 +20,7 @@ class Listing(Management):
         self, **filters: Unpack[ListFilters]
     ) -> Coroutine[Any, Any, list[WorkflowStatus]]:
         """This application's workflows (and unclaimed ones) matching every filter given
-        (:class:`~dbos_trio.core.filters.ListFilters`), oldest first (``sort_desc``: newest
+        (:class:`~dbos_trio._core.filters.ListFilters`), oldest first (``sort_desc``: newest
         first). ``attributes`` keeps the workflows whose attributes contain the given keys
         and values (JSONB containment on PostgreSQL; see docs/surface.md for SQLite). From a
         workflow body the answer is checkpointed as ``DBOS.listWorkflows``. A bad filter

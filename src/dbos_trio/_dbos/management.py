@@ -10,17 +10,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
-from .._queue import Queue
-from .._registry import resolve_workflow
-from ..core import validate
-from ..core.filters import normalize_filters
-from ..engine import fork, management, queues
-from ..engine.checkpoint import as_step
-from ..engine.handle import WorkflowHandle, handle_for
-from ..engine.options import take_assigned_id
-from ..engine.status import StepInfo, WorkflowStatus, step_info, workflow_status
-from ..sysdb.records import WorkflowFilters
-from .base import DBOSBase
+from dbos_trio._core import validate
+from dbos_trio._core.filters import normalize_filters
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.admin import fork, management
+from dbos_trio._engine.queues import enqueue as queues
+from dbos_trio._engine.workflows.checkpoint import as_step
+from dbos_trio._engine.workflows.handle import WorkflowHandle, handle_for
+from dbos_trio._engine.workflows.options import take_assigned_id
+from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus, step_info, workflow_status
+from dbos_trio._queue import Queue
+from dbos_trio._registry import resolve_workflow
+from dbos_trio._sysdb.records import WorkflowFilters
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import DBOSException
-from ..engine.metrics_access import prometheus_metrics
-from .base import DBOSBase
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.observability.lazy_metrics import prometheus_metrics
+from dbos_trio.errors import DBOSException
 
 
 class Observability(DBOSBase):

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ..core.filters import epoch_ms
-from ..core.retention import DEFAULT_BATCH_SIZE
-from ..engine import retention
-from ..engine.retention import GarbageCollection, Progress
-from .base import DBOSBase
+from dbos_trio._core.filters import epoch_ms
+from dbos_trio._core.retention import DEFAULT_BATCH_SIZE
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.admin import retention
+from dbos_trio._engine.admin.retention import GarbageCollection, Progress
 
 
 class Operations(DBOSBase):

@@ -8,20 +8,20 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, cast, overload
 
-from .. import aio
-from .._errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
-from .._queue import Queue
-from .._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
-from ..core import validate
-from ..core.admission import QueueConfig, RateLimit, validate_queue
-from ..core.retry import MAX_RETRY_INTERVAL_SECONDS, RetryPolicy
-from ..engine import children
-from ..engine.queue_admin import OnConflict, check_on_conflict
-from ..engine.step import StepOptions, run_step
-from .base import DBOSBase
+from dbos_trio import aio
+from dbos_trio._core import validate
+from dbos_trio._core.admission import QueueConfig, RateLimit, validate_queue
+from dbos_trio._core.retry import MAX_RETRY_INTERVAL_SECONDS, RetryPolicy
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.queues.stored import OnConflict, check_on_conflict
+from dbos_trio._engine.workflows import children
+from dbos_trio._engine.workflows.step import StepOptions, run_step
+from dbos_trio._queue import Queue
+from dbos_trio._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
+from dbos_trio.errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
 
 if TYPE_CHECKING:
-    from ..engine.executor import Executor
+    from dbos_trio._engine.state import Executor
 
 P = ParamSpec("P")
 R = TypeVar("R")

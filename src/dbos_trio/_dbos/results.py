@@ -13,13 +13,14 @@ from typing import Any, Literal
 
 import trio
 
-from .._errors import DBOSException
-from ..core import validate
-from ..engine import bulk, results
-from ..engine.bulk import SendMessage
-from ..engine.context import current_workflow
-from ..engine.handle import handle_for
-from .base import DBOSBase
+from dbos_trio._core import validate
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.context import current_workflow
+from dbos_trio._engine.durable import published as results
+from dbos_trio._engine.durable import send_many as bulk
+from dbos_trio._engine.durable.send_many import SendMessage
+from dbos_trio._engine.workflows.handle import handle_for
+from dbos_trio.errors import DBOSException
 
 
 class Results(DBOSBase):

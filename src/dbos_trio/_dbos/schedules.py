@@ -1,12 +1,13 @@
 """Schedules, as methods of ``DBOS``: cron-driven workflows stored in the database.
 
 ``@dbos.scheduled(cron)`` declares a schedule applied at launch; the other calls create,
-redefine, list and change schedules while launched (see :mod:`dbos_trio.engine.schedules`
-for what is checked and :mod:`dbos_trio.engine.scheduler` for how they fire). Called from
-a workflow body, ``create_schedule``, ``list_schedules``, ``get_schedule``,
-``delete_schedule``, ``pause_schedule`` and ``resume_schedule`` are checkpoints
-(``DBOS.createSchedule``, ...); ``apply_schedules``, ``backfill_schedule`` and
-``trigger_schedule`` are refused there, as in dbos 3.4.
+redefine, list and change schedules while launched (see
+:mod:`dbos_trio._engine.schedules.definitions` for what is checked and
+:mod:`dbos_trio._engine.schedules.scheduler` for how they fire). Called from a workflow
+body, ``create_schedule``, ``list_schedules``, ``get_schedule``, ``delete_schedule``,
+``pause_schedule`` and ``resume_schedule`` are checkpoints (``DBOS.createSchedule``, ...);
+``apply_schedules``, ``backfill_schedule`` and ``trigger_schedule`` are refused there, as in
+dbos 3.4.
 
 Cancellation: every change is one transaction, so a cancelled call either committed or
 changed nothing (``apply_schedules`` all of its batch or none); a cancelled
@@ -20,15 +21,16 @@ from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from .._errors import DBOSException
-from .._registry import DeclaredSchedule
-from ..core import validate
-from ..engine import firing, schedules
-from ..engine.checkpoint import as_step
-from ..engine.context import current_workflow
-from ..engine.handle import WorkflowHandle, handle_for
-from ..engine.schedules import PAUSED, ScheduleInput, WorkflowSchedule
-from .base import DBOSBase
+from dbos_trio._core import validate
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.context import current_workflow
+from dbos_trio._engine.schedules import definitions as schedules
+from dbos_trio._engine.schedules import firing
+from dbos_trio._engine.schedules.definitions import PAUSED, ScheduleInput, WorkflowSchedule
+from dbos_trio._engine.workflows.checkpoint import as_step
+from dbos_trio._engine.workflows.handle import WorkflowHandle, handle_for
+from dbos_trio._registry import DeclaredSchedule
+from dbos_trio.errors import DBOSException
 
 F = TypeVar("F", bound=Callable[..., Any])
 

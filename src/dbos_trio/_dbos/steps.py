@@ -15,12 +15,12 @@ from typing import Any
 
 import trio
 
-from .._errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
-from ..core import validate
-from ..core.retry import MAX_RETRY_INTERVAL_SECONDS, RetryPolicy
-from ..engine.step import StepOptions, run_step
-from ..engine.step_status import StepStatus, current_step_status
-from .base import DBOSBase
+from dbos_trio._core import validate
+from dbos_trio._core.retry import MAX_RETRY_INTERVAL_SECONDS, RetryPolicy
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.workflows.step import StepOptions, run_step
+from dbos_trio._engine.workflows.step_status import StepStatus, current_step_status
+from dbos_trio.errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
 
 
 def _callable_name(fn: Callable[..., Any]) -> str:

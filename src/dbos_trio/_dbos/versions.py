@@ -1,9 +1,9 @@
 """Upgrades, as methods of ``DBOS``: patching, application versions, recovering an executor.
 
 Patching changes a workflow's code without stranding the executions already recorded
-(:mod:`dbos_trio.engine.patching`); application versions say which code may run which
-rows (:mod:`dbos_trio.engine.versions`); recovering an executor re-enqueues a dead
-machine's PENDING rows from any live one (:mod:`dbos_trio.engine.adoption`).
+(:mod:`dbos_trio._engine.durable.patching`); application versions say which code may run which
+rows (:mod:`dbos_trio._engine.recovery.versions`); recovering an executor re-enqueues a dead
+machine's PENDING rows from any live one (:mod:`dbos_trio._engine.recovery.adoption`).
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any
 
-from ..core import validate
-from ..engine import adoption, patching, versions
-from ..sysdb.records import ApplicationVersion
-from .base import DBOSBase
+from dbos_trio._core import validate
+from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.durable import patching
+from dbos_trio._engine.recovery import adoption, versions
+from dbos_trio._sysdb.records import ApplicationVersion
 
 
 class Versions(DBOSBase):

@@ -39,7 +39,8 @@ code runs past the point. Relaunch the same ``DBOS`` to let recovery run::
 each on a fresh database, and calls your invariant after each recovery.
 """
 
-from ._crash import (
+from dbos_trio._exports import fixup_module_metadata
+from dbos_trio.testing._crash import (
     Checkpoint,
     CheckpointKind,
     CrashPoint,
@@ -48,9 +49,14 @@ from ._crash import (
     SimulatedCrash,
     run_until_crash,
 )
-from ._databases import sqlite_url, temporary_postgres_url, temporary_sqlite_url
-from ._every import CrashRecovery, crash_at_every_checkpoint
-from ._launch import VIRTUAL_BACKGROUND_INTERVAL, VirtualTimeError, launched, on_virtual_time
+from dbos_trio.testing._databases import sqlite_url, temporary_postgres_url, temporary_sqlite_url
+from dbos_trio.testing._every import CrashRecovery, crash_at_every_checkpoint
+from dbos_trio.testing._launch import (
+    VIRTUAL_BACKGROUND_INTERVAL,
+    VirtualTimeError,
+    launched,
+    on_virtual_time,
+)
 
 __all__ = [
     "VIRTUAL_BACKGROUND_INTERVAL",
@@ -70,3 +76,6 @@ __all__ = [
     "temporary_postgres_url",
     "temporary_sqlite_url",
 ]
+
+fixup_module_metadata(__name__, globals(), __all__)
+del fixup_module_metadata

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 import attrs
 import trio
 
-from ..sysdb.errors import DatabaseClosed
-from ..sysdb.records import (
+from dbos_trio._sysdb.errors import DatabaseClosed
+from dbos_trio._sysdb.records import (
     Caller,
     ClaimedWorkflow,
     ClaimRequest,
@@ -38,11 +38,11 @@ from ..sysdb.records import (
     ParentStep,
     RecordedStep,
 )
-from ._launch import launch_settings, launch_with
+from dbos_trio.testing._launch import launch_settings, launch_with
 
 if TYPE_CHECKING:
-    from .._dbos import DBOS
-    from ..sysdb.protocol import SystemDatabase
+    from dbos_trio._dbos import DBOS
+    from dbos_trio._sysdb.protocol import SystemDatabase
 
 T = TypeVar("T")
 
@@ -236,7 +236,7 @@ class _Watcher:
     def _kill(self) -> None:
         """Cut the database off synchronously: no write may land after this."""
         self._dead = True
-        from ..sysdb.sqlite.backend import SQLiteSystemDatabase
+        from dbos_trio._sysdb.sqlite.backend import SQLiteSystemDatabase
 
         if isinstance(self._inner, SQLiteSystemDatabase):
             self._inner.connection.close()

@@ -9,14 +9,20 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from .._config import Config
-from ..engine.options import SetWorkflowID
-from ._crash import STEP_KINDS, Checkpoint, CrashPoint, CrashPointNotReached, run_until_crash
-from ._databases import temporary_sqlite_url
-from ._launch import launched
+from dbos_trio._config import Config
+from dbos_trio._engine.workflows.options import SetWorkflowID
+from dbos_trio.testing._crash import (
+    STEP_KINDS,
+    Checkpoint,
+    CrashPoint,
+    CrashPointNotReached,
+    run_until_crash,
+)
+from dbos_trio.testing._databases import temporary_sqlite_url
+from dbos_trio.testing._launch import launched
 
 if TYPE_CHECKING:
-    from .._dbos import DBOS
+    from dbos_trio._dbos import DBOS
 
 
 @attrs.frozen(kw_only=True)

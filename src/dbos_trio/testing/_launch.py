@@ -6,13 +6,13 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Literal
 
-from ..engine.launch import LaunchSettings
-from ..engine.launch import launch_settings as engine_launch_settings
-from ..engine.pacing import VIRTUAL_BACKGROUND_INTERVAL, on_virtual_time
+from dbos_trio._engine.runtime.launch import LaunchSettings
+from dbos_trio._engine.runtime.launch import launch_settings as engine_launch_settings
+from dbos_trio._engine.runtime.pacing import VIRTUAL_BACKGROUND_INTERVAL, on_virtual_time
 
 if TYPE_CHECKING:
-    from .._dbos import DBOS
-    from ..sysdb.protocol import SystemDatabase
+    from dbos_trio._dbos import DBOS
+    from dbos_trio._sysdb.protocol import SystemDatabase
 
 __all__ = ["VIRTUAL_BACKGROUND_INTERVAL", "VirtualTimeError", "launched", "on_virtual_time"]
 
@@ -63,7 +63,7 @@ async def launched(
 
     On the real clock this is exactly ``dbos.launched()``; since a plain
     ``dbos.launched()`` on SQLite paces itself for an autojumping clock the same way
-    (:mod:`dbos_trio.engine.pacing`), what this adds is the PostgreSQL refusal and the
+    (:mod:`dbos_trio._engine.runtime.pacing`), what this adds is the PostgreSQL refusal and the
     ``background_interval`` choice. Under an autojumping
     ``trio.testing.MockClock`` (pytest-trio's ``autojump_clock`` fixture) the executor's
     background work — the dequeue supervisor (which releases DELAYED workflows), the

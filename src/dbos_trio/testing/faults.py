@@ -28,8 +28,8 @@ import attrs
 import psycopg
 from psycopg import pq
 
-from ..sysdb.postgres.backend import statement_text
-from ..sysdb.postgres.driver import TrioConnection
+from dbos_trio._pg.driver import TrioConnection
+from dbos_trio._sysdb.postgres.backend import statement_text
 
 _IDLE = pq.TransactionStatus.IDLE
 
@@ -58,7 +58,7 @@ def lose_replies(
     commit and then lose their connection before the reply is read. ``where(name,
     params)``, if given, picks which executions count (e.g. one queue's claims).
 
-    Patches :class:`~dbos_trio.sysdb.postgres.driver.TrioConnection` for the whole
+    Patches :class:`~dbos_trio._pg.driver.TrioConnection` for the whole
     process while the block runs (a test helper, not for production).
     """
     faults = LostReplies(pending=dict.fromkeys(names, times))

@@ -35,11 +35,11 @@ from pathlib import Path
 
 import pytest
 
-from .._config import Config
-from .._dbos import DBOS
-from ._containers import docker_unavailable, postgres_container
-from ._databases import sqlite_url, temporary_postgres_url
-from ._launch import VIRTUAL_BACKGROUND_INTERVAL, launched
+from dbos_trio._config import Config
+from dbos_trio._dbos import DBOS
+from dbos_trio.testing._containers import docker_unavailable, postgres_container
+from dbos_trio.testing._databases import sqlite_url, temporary_postgres_url
+from dbos_trio.testing._launch import VIRTUAL_BACKGROUND_INTERVAL, launched
 
 POSTGRES_URL_ENV = "DBOS_TRIO_TEST_POSTGRES_URL"
 LEGACY_POSTGRES_URL_ENV = "DBOS_TEST_DATABASE_URL"  # read when POSTGRES_URL_ENV is unset

@@ -27,8 +27,8 @@ import pytest
 import trio
 from interop_support import as_url
 
-from dbos_trio.sysdb.postgres import migrate
-from dbos_trio.sysdb.postgres.connecting import connect
+from dbos_trio._pg.connecting import connect
+from dbos_trio._sysdb.postgres import migrate
 
 from support.pg_support import create_database, drop_database, fresh_database, url_for_database
 

@@ -30,10 +30,10 @@ import trio
 from interop_support import official_executor, rows, run_cli, run_official
 
 from dbos_trio import DBOS, Config, PortableWorkflowError
-from dbos_trio.client import Client, EnqueueOptions
-from dbos_trio.sysdb.migrations import LATEST_VERSION
-from dbos_trio.sysdb.postgres import migrate
-from dbos_trio.sysdb.postgres.connecting import connect
+from dbos_trio._client import Client, EnqueueOptions
+from dbos_trio._pg.connecting import connect
+from dbos_trio._sysdb.migrations import LATEST_VERSION
+from dbos_trio._sysdb.postgres import migrate
 
 from support.catalog import dump_catalog
 

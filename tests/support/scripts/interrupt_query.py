@@ -28,9 +28,9 @@ from typing import Any
 import trio
 from psycopg.conninfo import make_conninfo
 
-from dbos_trio.sysdb.postgres.connecting import connect
-from dbos_trio.sysdb.postgres.driver import TrioConnection
-from dbos_trio.sysdb.postgres.pool import Pool
+from dbos_trio._pg.connecting import connect
+from dbos_trio._pg.driver import TrioConnection
+from dbos_trio._pg.pool import Pool
 
 SLEEP = "SELECT pg_sleep(30)"
 

@@ -30,7 +30,7 @@ TESTS = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(TESTS), str(TESTS.parent / "src")]
 
 from dbos_trio import DBOS, Config, SetWorkflowID  # noqa: E402
-from dbos_trio.sysdb.wakeups import event_key  # noqa: E402
+from dbos_trio._sysdb.wakeups import event_key  # noqa: E402
 
 from support.backends import migrate_postgres  # noqa: E402
 from support.pg_support import fresh_database  # noqa: E402

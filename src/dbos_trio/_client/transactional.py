@@ -1,0 +1,176 @@
+"""Enqueue and send inside the caller's own transaction, as methods of
+:class:`~dbos_trio.Client`.
+
+``enqueue_in_transaction(conn, options, ...)`` and ``send_in_transaction(conn, ...)`` write
+the same rows ``enqueue`` and ``send`` write, with the same statements, but on the
+caller's connection, inside whatever transaction the caller has open there: they commit
+with the caller's business rows, or vanish with them on a rollback (the outbox pattern,
+without an outbox). Invariants, and why:
+
+* **Nothing is committed here.** The caller owns the transaction; a failure (a held
+  deduplication id, a missing destination) raises and leaves it aborted, as any failed
+  statement would. So ``duplication_policy="return-existing"`` is refused: after a unique
+  violation the caller's transaction can run nothing more to look the holder up.
+* **Same database, PostgreSQL.** The connection must reach the client's system database
+  (the schema is the client's); SQLite has no second connection to share a transaction
+  with, so a client on SQLite refuses.
+* **Wakeups come from the commit.** Nothing here can wake an executor before the caller
+  commits; executors find the enqueued row by polling their queue, and a message wakes
+  its receiver through the migration-1 trigger's NOTIFY, sent by PostgreSQL at commit.
+
+The connection may be a blocking ``psycopg.Connection`` (its statement runs in a worker
+thread, so the Trio loop is not blocked; do not use the connection from elsewhere
+meanwhile), a dbos_trio connection (``TrioConnection``, or the ``TransactionConnection``
+of a ``@ds.transaction`` function), or any connection with psycopg's async interface.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+import trio
+
+from dbos_trio._client.base import ClientBase, ClientWorkflowHandle
+from dbos_trio._client.options import EnqueueOptions, SerializationChoice, payload_format
+from dbos_trio._client.rows import enqueued_row
+from dbos_trio._core import validate
+from dbos_trio._core.ids import random_uuid
+from dbos_trio._core.units import message_id
+from dbos_trio._engine.durable.messages import topic_of
+from dbos_trio._engine.state import Runtime
+from dbos_trio._engine.workflows.start import check_same_workflow
+from dbos_trio._sysdb.postgres.backend import PostgresSystemDatabase, statement_text
+from dbos_trio._sysdb.rows import init_result, new_workflow_params
+from dbos_trio.errors import (
+    DBOSArgumentTypeError,
+    DBOSException,
+    DBOSNonExistentWorkflowError,
+    DBOSQueueDeduplicatedError,
+)
+
+Row = tuple[Any, ...]
+
+
+class ClientTransactional(ClientBase):
+    async def enqueue_in_transaction(
+        self, conn: Any, options: EnqueueOptions, *args: Any, **kwargs: Any
+    ) -> ClientWorkflowHandle[Any]:
+        """Write the ENQUEUED (or DELAYED) row of :meth:`enqueue` on ``conn``, in the
+        caller's open transaction (nothing is committed here; see the module docs).
+
+        An existing ``workflow_id`` returns that workflow's handle (if it names the same
+        function). A deduplication id already held raises
+        :class:`~dbos_trio.DBOSQueueDeduplicatedError` and leaves the caller's transaction
+        aborted; ``duplication_policy="return-existing"`` is refused before anything is
+        sent. Cancellation while the statement runs leaves the caller's transaction in an
+        unknown state: roll it back.
+        """
+        runtime, schema = self._transactional("enqueue_in_transaction")
+        if not isinstance(options, EnqueueOptions):
+            raise DBOSArgumentTypeError(
+                f"enqueue_in_transaction needs EnqueueOptions, not {type(options).__name__}"
+            )
+        if options.duplication_policy == "return-existing":
+            raise DBOSException(
+                "enqueue_in_transaction: duplication_policy='return-existing' is not "
+                "supported (after a deduplication conflict the caller's transaction is "
+                "aborted, so the holder cannot be looked up in it)"
+            )
+        new = enqueued_row(runtime, options, args, kwargs)
+        sql = statement_text(schema, "init_workflow")
+        try:
+            row = await _fetch_one(conn, sql, new_workflow_params(new, None))
+        except psycopg.errors.UniqueViolation:
+            if not new.deduplication_id:
+                raise
+            raise DBOSQueueDeduplicatedError(
+                new.workflow_id, new.queue_name or "", new.deduplication_id
+            ) from None
+        if row is None:
+            raise DBOSException("enqueue_in_transaction: the insert returned no row")
+        init = init_result(row)
+        check_same_workflow(
+            new.workflow_id, init, options.workflow_name, options.class_name, options.instance_name
+        )
+        return self._handle(new.workflow_id)
+
+    async def send_in_transaction(
+        self,
+        conn: Any,
+        destination_id: str,
+        message: Any,
+        topic: str | None = None,
+        idempotency_key: str | None = None,
+        *,
+        serialization: SerializationChoice | None = None,
+    ) -> None:
+        """Insert the message :meth:`send` would, on ``conn``, in the caller's open
+        transaction (nothing is committed here). With an ``idempotency_key`` any number of
+        sends leave one message. A missing destination raises
+        :class:`~dbos_trio.DBOSNonExistentWorkflowError` and leaves the caller's
+        transaction aborted.
+        """
+        validate.text(destination_id, "destination_id")
+        validate.optional_text(topic, "topic")
+        validate.optional_text(idempotency_key, "idempotency_key")
+        runtime, schema = self._transactional("send_in_transaction")
+        fmt = payload_format(runtime.codec, serialization)
+        try:
+            encoded = runtime.codec.encode(message, fmt)
+        except Exception as error:
+            raise DBOSException(f"cannot serialize the message as {fmt}: {error}") from error
+        params = {
+            "caller_id": None,
+            "owner_xid": None,
+            "function_id": None,
+            "function_name": "DBOS.send",
+            "application_name": None,
+            "message_uuid": random_uuid()
+            if idempotency_key is None
+            else message_id(idempotency_key, destination_id),
+            "destination_id": destination_id,
+            "topic": topic_of(topic),
+            "message": encoded,
+            "serialization": fmt,
+            "now": runtime.clock.now_ms(),
+        }
+        try:
+            await _fetch_one(conn, statement_text(schema, "send_message"), params)
+        except psycopg.errors.ForeignKeyViolation:
+            raise DBOSNonExistentWorkflowError("`send` destination", destination_id) from None
+
+    def _transactional(self, operation: str) -> tuple[Runtime, str]:
+        runtime = self._require(operation)
+        sysdb = runtime.sysdb
+        if not isinstance(sysdb, PostgresSystemDatabase):
+            raise DBOSException(
+                f"Client.{operation} needs a PostgreSQL system database (SQLite has no "
+                "second connection to share a transaction with)"
+            )
+        return runtime, sysdb.schema
+
+
+async def _fetch_one(conn: Any, sql: str, params: dict[str, Any]) -> Row | None:
+    """The first row of ``sql`` run on the caller's connection, whatever its kind."""
+    if isinstance(conn, psycopg.Connection):
+
+        def run() -> Row | None:
+            row: Row | None = conn.execute(sql, params).fetchone()
+            return row
+
+        # abandon_on_cancel=False: the statement runs to its end on the caller's
+        # connection; a Cancelled raised before it did would leave it mid-conversation.
+        return await trio.to_thread.run_sync(run)
+    fetch_one = getattr(conn, "fetch_one", None)
+    if fetch_one is not None:  # a datasource's TransactionConnection
+        found: Row | None = await fetch_one(sql, params)
+        return found
+    execute = getattr(conn, "execute", None)
+    if execute is None:
+        raise DBOSArgumentTypeError(
+            f"conn must be a psycopg connection (sync or async), not {type(conn).__name__}"
+        )
+    cursor = await execute(sql, params)
+    row: Row | None = await cursor.fetchone()
+    return row

@@ -1,0 +1,178 @@
+"""Recovering another executor's work, by hand or automatically, without a control plane.
+
+The official SDK recovers a PENDING row only when an executor with the *same* executor id
+launches (or its hosted Conductor says so). Here any live executor can take over:
+
+* **Liveness is the rows' own ``updated_at``.** Every executor stamps the PENDING rows
+  it is running every ``Config.heartbeat_interval`` (one ``UPDATE`` per interval, only
+  when something runs). The shared schema has no table of ours, and needs none: what
+  matters is not whether a process lives but whether a given row's execution does, and a
+  row is exactly what the stamp is on. An executor with nothing running has nothing to
+  adopt, so it needs no heartbeat.
+* **A row is taken over only if not stamped for three heartbeat intervals** (a missed
+  stamp or two — a slow database, a pause — does not look like death), in one write that
+  clears its owner token: the fence. If its owner was alive after all (a partition, a
+  process stopped for minutes), its execution fails at its next checkpoint write and
+  parks, and the adopter runs the row from its checkpoints; at most the step that was in
+  flight runs in both. The cancel watcher of the old owner also stops it when it sees
+  the row re-owned.
+* **Rows keep their version.** A re-enqueued row runs on an executor of its version
+  (that is what a version means); one of a version nobody runs is reported (doctor).
+
+:func:`recover_executor` is the manual form (``dbos-trio workflow recover --executor``);
+:func:`heartbeat` the background task, which also adopts when
+``Config.adopt_dead_executors_after`` is set.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from typing import TYPE_CHECKING
+
+import trio
+
+from dbos_trio._sysdb.wakeups import queue_key
+from dbos_trio.errors import SystemDatabaseError
+
+if TYPE_CHECKING:
+    from dbos_trio._engine.state import Executor, Runtime
+
+logger = logging.getLogger("dbos_trio.recovery")
+
+# A row stamped within this many heartbeat intervals is taken to be running somewhere.
+LIVENESS_INTERVALS = 3
+
+
+def live_window_ms(executor: Executor) -> int:
+    return window_ms(executor.config.heartbeat_interval)
+
+
+def window_ms(heartbeat_interval: float) -> int:
+    """The liveness window for executors stamping every ``heartbeat_interval`` seconds."""
+    return round(LIVENESS_INTERVALS * heartbeat_interval * 1000)
+
+
+async def recover_executor(
+    executor: Executor, executor_id: str, *, application_version: str | None = None
+) -> list[str]:
+    """:func:`recover` from a launched executor (its application, its liveness window),
+    waking its queue workers to run what moved."""
+    moved = await recover(
+        executor,
+        executor_id,
+        application_name=executor.app_name,
+        application_version=application_version,
+        live_window=live_window_ms(executor),
+    )
+    if moved:
+        _wake_workers(executor)
+    return moved
+
+
+async def recover(
+    runtime: Runtime,
+    executor_id: str,
+    *,
+    application_name: str,
+    application_version: str | None,
+    live_window: int,
+) -> list[str]:
+    """Re-enqueue ``executor_id``'s PENDING rows of ``application_name`` (and unclaimed
+    ones; of ``application_version``, or every version when None) not stamped within
+    ``live_window`` ms; the ids moved. Rows left as alive are logged with their count."""
+    now = runtime.clock.now_ms()
+    moved = await runtime.sysdb.reenqueue_executor(
+        executor_id,
+        application_version,
+        application_name,
+        now,
+        updated_before_ms=now - live_window,
+    )
+    counts = await runtime.sysdb.active_counts(application_name)
+    skipped = sum(
+        c.count
+        for c in counts
+        if c.status == "PENDING"
+        and c.executor_id == executor_id
+        and (application_version is None or c.application_version == application_version)
+    )
+    if skipped:
+        logger.warning(
+            "executor %s still has %d PENDING workflow(s) stamped within the last %g s: it "
+            "looks alive, so they were left to it (recover again once it is gone)",
+            executor_id,
+            skipped,
+            live_window / 1000,
+        )
+    if moved:
+        logger.info(
+            "re-enqueued %d workflow(s) of executor %s: %s",
+            len(moved),
+            executor_id,
+            ", ".join(moved[:5]) + (" ..." if len(moved) > 5 else ""),
+        )
+    return moved
+
+
+def _wake_workers(executor: Executor) -> None:
+    for name in executor.queue_set.working:
+        executor.wakeups.wake(queue_key(name))
+
+
+async def adopt_silent(executor: Executor) -> dict[str, list[str]]:
+    """One adoption pass: the PENDING rows of every executor silent for longer than
+    ``Config.adopt_dead_executors_after``, re-enqueued; by executor id."""
+    after = executor.config.adopt_dead_executors_after
+    if after is None:
+        return {}
+    now = executor.clock.now_ms()
+    silent_before = now - round(after * 1000)
+    adopted: dict[str, list[str]] = {}
+    for dead in await executor.sysdb.silent_executors(
+        executor.app_name, executor.executor_id, silent_before
+    ):
+        moved = await executor.sysdb.reenqueue_executor(
+            dead, None, executor.app_name, now, updated_before_ms=silent_before
+        )
+        if moved:
+            adopted[dead] = moved
+            logger.warning(
+                "executor %s has been silent for over %g s: adopted its %d PENDING "
+                "workflow(s) (%s)",
+                dead,
+                after,
+                len(moved),
+                ", ".join(moved[:5]) + (" ..." if len(moved) > 5 else ""),
+            )
+    if adopted:
+        _wake_workers(executor)
+    return adopted
+
+
+async def heartbeat(
+    executor: Executor, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Stamp the rows running here every heartbeat interval (Trio clock, +-10 %), and
+    adopt silent executors' work when configured. A database failure is logged and
+    retried at the next interval; cancellation stops it between passes."""
+    task_status.started()
+    interval = executor.config.heartbeat_interval
+    if executor.background_interval is not None:
+        # Paced tests (dbos_trio.testing, virtual time): a stamp every few virtual seconds
+        # of a simulated week would cost real seconds of writes, and one process has no
+        # peer to read them, so only an executor configured to adopt stamps, spaced out.
+        if executor.config.adopt_dead_executors_after is None:
+            await trio.sleep_forever()
+        interval = max(interval, executor.background_interval)
+    while True:
+        await trio.sleep(interval * random.uniform(0.9, 1.1))
+        try:
+            running = sorted(executor.local)
+            if running:
+                await executor.sysdb.touch_running(
+                    executor.executor_id, running, executor.clock.now_ms()
+                )
+            await adopt_silent(executor)
+        except SystemDatabaseError as error:
+            logger.warning("heartbeat failed (trying again next interval): %s", error)

@@ -1,0 +1,187 @@
+"""Running a workflow from its stored row: after a dequeue claim (new work or recovery).
+
+Invariants, and why:
+
+* The claim counted this dispatch (``recovery_attempts + 1``). A row dispatched more than
+  ``max_recovery_attempts + 1`` times is parked as MAX_RECOVERY_ATTEMPTS_EXCEEDED instead of
+  run again: a workflow that crashes its process every time must not take every process
+  down with it forever.
+* Inputs that cannot be decoded make the row ERROR at once, so it does not loop.
+* A row whose class instance is missing in this process stays PENDING (logged): another
+  process, or a later launch, may have it.
+* The execution runs as a task in the executor's nursery, holding a slot of the queue's
+  (and partition's) local running count that is released when the task ends, however it
+  ends, and waking the queue's worker so a freed slot is used at once.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import typing
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+from dbos_trio._core.statuses import ERROR
+from dbos_trio._engine.workflows.execution import run_detached
+from dbos_trio._engine.workflows.start import ExecutionPlan
+from dbos_trio._registry import DBOSConfiguredInstance, RegisteredWorkflow
+from dbos_trio._serialization import PORTABLE_JSON
+from dbos_trio._sysdb.records import ClaimedWorkflow
+from dbos_trio._sysdb.wakeups import outcome_key, queue_key
+from dbos_trio.errors import DBOSException, DBOSWorkflowFunctionNotFoundError
+
+if TYPE_CHECKING:
+    from dbos_trio._engine.state import Executor
+
+logger = logging.getLogger("dbos_trio.dispatch")
+
+
+def coerce_portable_arguments(
+    registered: RegisteredWorkflow, args: tuple[Any, ...], kwargs: dict[str, Any], skip: int
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Parse datetime/date arguments back from the strings portable JSON stored them as."""
+    try:
+        hints = typing.get_type_hints(registered.func)
+        parameters = list(inspect.signature(registered.func).parameters.values())[skip:]
+    except Exception:
+        return args, kwargs
+
+    def coerce(value: Any, hint: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            if hint is datetime:
+                return datetime.fromisoformat(value.replace("Z", "+00:00"))
+            if hint is date:
+                return date.fromisoformat(value[:10])
+        except ValueError:
+            return value
+        return value
+
+    coerced_args = tuple(
+        coerce(value, hints.get(parameters[i].name)) if i < len(parameters) else value
+        for i, value in enumerate(args)
+    )
+    coerced_kwargs = {key: coerce(value, hints.get(key)) for key, value in kwargs.items()}
+    return coerced_args, coerced_kwargs
+
+
+def _bound_receiver(registered: RegisteredWorkflow, claimed: ClaimedWorkflow) -> tuple[Any, ...]:
+    if claimed.config_name:
+        instance = DBOSConfiguredInstance.find_instance(
+            claimed.class_name or "", claimed.config_name
+        )
+        if instance is None:
+            raise DBOSWorkflowFunctionNotFoundError(
+                claimed.workflow_id,
+                f"no instance of {claimed.class_name} with config name {claimed.config_name!r} "
+                "exists in this process",
+            )
+        registered.kind = "instance"
+        return (instance,)
+    if claimed.class_name:
+        registered.kind = "class"
+        owner = registered.resolve_owner()
+        if owner is None:
+            raise DBOSWorkflowFunctionNotFoundError(
+                claimed.workflow_id, f"class {claimed.class_name} is not known in this process"
+            )
+        return (owner,)
+    return ()
+
+
+async def dispatch(executor: Executor, claimed: ClaimedWorkflow, owner_xid: str) -> None:
+    """Start the execution of one claimed row (returns once it is started, or parked)."""
+    workflow_id = claimed.workflow_id
+    registered = executor.registry.find(claimed.name)
+    if registered is None:
+        logger.warning(
+            "workflow %s names %r, which is not registered here: leaving it PENDING",
+            workflow_id,
+            claimed.name,
+        )
+        return
+    limit = registered.max_recovery_attempts
+    if limit is not None and claimed.recovery_attempts > limit + 1:
+        parked = await executor.sysdb.dead_letter(
+            workflow_id, claimed.recovery_attempts, executor.clock.now_ms()
+        )
+        if parked:
+            if executor.metrics is not None:
+                executor.metrics.dead_lettered(claimed.name)
+            logger.warning(
+                "workflow %s exceeded %d recovery attempts: parked as "
+                "MAX_RECOVERY_ATTEMPTS_EXCEEDED",
+                workflow_id,
+                limit,
+            )
+            executor.wakeups.wake(outcome_key(workflow_id))
+        return
+    try:
+        bound = _bound_receiver(registered, claimed)
+    except DBOSWorkflowFunctionNotFoundError as missing:
+        logger.warning("%s: leaving it PENDING", missing)
+        return
+    try:
+        args, kwargs = executor.codec.decode_inputs(claimed.inputs, claimed.serialization)
+        if claimed.serialization == PORTABLE_JSON:
+            args, kwargs = coerce_portable_arguments(registered, args, kwargs, len(bound))
+    except Exception as undecodable:
+        error = DBOSException(
+            f"cannot decode the inputs of workflow {workflow_id} "
+            f"({claimed.serialization}): {undecodable}"
+        )
+        fmt = claimed.serialization or executor.codec.default_format
+        try:
+            encoded = executor.codec.encode_error(error, fmt)
+        except TypeError:
+            fmt = executor.codec.default_format
+            encoded = executor.codec.encode_error(error, fmt)
+        await executor.sysdb.record_outcome(
+            workflow_id,
+            owner_xid,
+            status=ERROR,
+            output=None,
+            error=encoded,
+            completed_at_ms=executor.clock.now_ms(),
+        )
+        executor.wakeups.wake(outcome_key(workflow_id))
+        logger.warning("%s: recorded as ERROR", error)
+        return
+    plan = ExecutionPlan(
+        registered=registered,
+        workflow_id=workflow_id,
+        owner_xid=owner_xid,
+        serialization=claimed.serialization or executor.codec.default_format,
+        deadline_epoch_ms=claimed.deadline_epoch_ms,
+        args=bound + args,
+        kwargs=kwargs,
+        replaying=True,
+        recorded=claimed.steps,
+        queue_name=claimed.queue_name,
+    )
+    if claimed.recovery_attempts > 1:
+        logger.info(
+            "recovering workflow %s (%s): dispatch %d",
+            workflow_id,
+            claimed.name,
+            claimed.recovery_attempts,
+        )
+    metrics = executor.metrics
+    if metrics is not None:
+        waited = max(0, executor.clock.now_ms() - claimed.created_at) / 1000
+        metrics.dispatched(claimed.queue_name, waited, recovered=claimed.recovery_attempts > 1)
+    execution = executor.begin_local(workflow_id, owner_xid)
+    executor.running.add(claimed.queue_name, claimed.partition_key)
+    executor.spawn(_run_holding_slot, executor, plan, execution, claimed)
+
+
+async def _run_holding_slot(
+    executor: Executor, plan: ExecutionPlan, execution: Any, claimed: ClaimedWorkflow
+) -> None:
+    try:
+        await run_detached(executor, plan, execution)
+    finally:
+        executor.running.remove(claimed.queue_name, claimed.partition_key)
+        executor.wakeups.wake(queue_key(claimed.queue_name))

@@ -1,0 +1,231 @@
+"""The caller's options for the next start: ``SetWorkflowID``, ``SetWorkflowTimeout``,
+``SetEnqueueOptions``, ``SetWorkflowAttributes``.
+
+Plain ``with`` blocks over contextvars, so they follow Trio tasks the way users expect:
+inherited by tasks spawned inside them, and cleared inside a workflow body
+(:func:`options_cleared`) so they apply to one start, not to its children. They are
+validated when the block is entered, before anything is started.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Literal
+
+import attrs
+
+from dbos_trio._core import attributes as attributes_rules
+from dbos_trio._core import validate
+from dbos_trio.errors import DBOSInvalidArgumentError
+
+logger = logging.getLogger("dbos_trio")
+
+MAX_PRIORITY = 2_147_483_647
+
+
+ReusePolicy = Literal["reject", "return-existing"]
+
+
+@attrs.define(eq=False)
+class _AssignedId:
+    workflow_id: str
+    used: bool = False
+    reuse_policy: ReusePolicy | None = None
+
+
+_assigned_id: contextvars.ContextVar[_AssignedId | None] = contextvars.ContextVar(
+    "dbos_trio_assigned_id", default=None
+)
+# None: no timeout set here (inherit the parent's deadline); 0.0: explicitly none.
+_timeout: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "dbos_trio_timeout", default=None
+)
+
+
+@attrs.frozen(kw_only=True)
+class EnqueueOptions:
+    """What ``SetEnqueueOptions`` sets for the next enqueue."""
+
+    deduplication_id: str | None = None
+    priority: int | None = None
+    app_version: str | None = None
+    queue_partition_key: str | None = None
+    delay_seconds: float | None = None
+    duplication_policy: Literal["reject", "return-existing"] | None = None
+
+    def is_empty(self) -> bool:
+        return self == EnqueueOptions()
+
+
+_enqueue_options: contextvars.ContextVar[EnqueueOptions | None] = contextvars.ContextVar(
+    "dbos_trio_enqueue_options", default=None
+)
+# JSON text of the attributes for workflows started in the block (None: none).
+_attributes: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "dbos_trio_attributes", default=None
+)
+
+
+def check_reuse_policy(policy: Any, argument: str) -> ReusePolicy | None:
+    if policy not in (None, "reject", "return-existing"):
+        raise DBOSInvalidArgumentError(
+            f"Invalid workflow_id_reuse_policy {policy!r}. "
+            "Must be either 'return-existing' or 'reject'."
+        )
+    return policy  # type: ignore[no-any-return]
+
+
+@contextmanager
+def SetWorkflowID(
+    workflow_id: str, *, workflow_id_reuse_policy: ReusePolicy | None = None
+) -> Iterator[None]:
+    """The first workflow started in this block takes ``workflow_id`` (checked at once:
+    :class:`~dbos_trio.DBOSInvalidArgumentError` for an empty, NUL-bearing or too long id).
+
+    With ``workflow_id_reuse_policy="reject"`` that start raises
+    :class:`~dbos_trio.DBOSWorkflowIDInUseError` if a workflow with the id exists already
+    (the default, ``"return-existing"``, joins it)."""
+    if isinstance(workflow_id, str) and workflow_id and not workflow_id.strip():
+        raise DBOSInvalidArgumentError("SetWorkflowID: workflow_id must not be blank")
+    validate.text(workflow_id, "SetWorkflowID: workflow_id")
+    policy = check_reuse_policy(workflow_id_reuse_policy, "workflow_id_reuse_policy")
+    token = _assigned_id.set(_AssignedId(workflow_id, reuse_policy=policy))
+    try:
+        yield
+    finally:
+        _assigned_id.reset(token)
+
+
+@contextmanager
+def SetWorkflowAttributes(attributes: dict[str, Any] | None) -> Iterator[None]:
+    """Workflows started in this block store ``attributes`` (a dict of JSON values) in
+    their row's ``attributes`` column, where ``list_workflows(attributes=...)`` finds
+    them. Checked at once (a non-JSON value raises
+    :class:`~dbos_trio.DBOSArgumentTypeError`); None clears attributes set by an
+    enclosing block. Not inherited by the children those workflows start."""
+    encoded = attributes_rules.optional(attributes, "SetWorkflowAttributes: attributes")
+    token = _attributes.set(encoded)
+    try:
+        yield
+    finally:
+        _attributes.reset(token)
+
+
+@attrs.frozen
+class StartExtras:
+    """Options read at the call for one start, beside its id: the id's reuse policy and
+    the ``SetWorkflowAttributes`` in force (JSON text)."""
+
+    reuse_policy: ReusePolicy | None = None
+    attributes: str | None = None
+
+
+def start_extras(assigned: str | None) -> StartExtras:
+    """The extras of a start that just took ``assigned`` (its ``SetWorkflowID`` id, or
+    None); call it synchronously right after :func:`take_assigned_id`."""
+    current = _assigned_id.get()
+    policy = None
+    if assigned is not None and current is not None and current.workflow_id == assigned:
+        policy = current.reuse_policy
+    return StartExtras(reuse_policy=policy, attributes=_attributes.get())
+
+
+def take_assigned_id() -> str | None:
+    """Consume the ``SetWorkflowID`` id, if one is set and still unused."""
+    assigned = _assigned_id.get()
+    if assigned is None:
+        return None
+    if assigned.used:
+        logger.warning(
+            "SetWorkflowID(%r) was taken by an earlier workflow started in the same block; "
+            "this one gets a generated id",
+            assigned.workflow_id,
+        )
+        return None
+    assigned.used = True
+    return assigned.workflow_id
+
+
+@contextmanager
+def SetWorkflowTimeout(seconds: float | None) -> Iterator[None]:
+    """Workflows started in this block time out after ``seconds`` (None: no timeout): a
+    finite number of seconds, at most about 31 years (it is stored in milliseconds)."""
+    validate.optional_seconds(seconds, "SetWorkflowTimeout: seconds")
+    token = _timeout.set(0.0 if seconds is None else float(seconds))
+    try:
+        yield
+    finally:
+        _timeout.reset(token)
+
+
+def timeout_option() -> float | None:
+    """The ``SetWorkflowTimeout`` in force: None if unset, 0.0 if explicitly no timeout."""
+    return _timeout.get()
+
+
+@contextmanager
+def SetEnqueueOptions(
+    *,
+    deduplication_id: str | None = None,
+    priority: int | None = None,
+    app_version: str | None = None,
+    queue_partition_key: str | None = None,
+    delay_seconds: float | None = None,
+    duplication_policy: Literal["reject", "return-existing"] | None = None,
+) -> Iterator[None]:
+    """Options for workflows enqueued in this block, checked at once (a bad one raises
+    :class:`~dbos_trio.DBOSInvalidArgumentError` or :class:`~dbos_trio.DBOSArgumentTypeError`)."""
+    validate.optional_text(deduplication_id, "deduplication_id")
+    validate.optional_integer(priority, "priority", low=1, high=MAX_PRIORITY)
+    validate.optional_text(app_version, "app_version")
+    validate.optional_text(queue_partition_key, "queue_partition_key")
+    validate.optional_seconds(delay_seconds, "delay_seconds")
+    if duplication_policy not in (None, "reject", "return-existing"):
+        raise DBOSInvalidArgumentError(
+            f"duplication_policy must be 'reject' or 'return-existing', not {duplication_policy!r}"
+        )
+    if deduplication_id is not None and queue_partition_key is not None:
+        raise DBOSInvalidArgumentError(
+            "deduplication is not supported together with a queue partition key"
+        )
+    options = EnqueueOptions(
+        deduplication_id=deduplication_id,
+        priority=priority,
+        app_version=app_version,
+        queue_partition_key=queue_partition_key,
+        delay_seconds=delay_seconds,
+        duplication_policy=duplication_policy,
+    )
+    token = _enqueue_options.set(options)
+    try:
+        yield
+    finally:
+        _enqueue_options.reset(token)
+
+
+def enqueue_options() -> EnqueueOptions:
+    return _enqueue_options.get() or EnqueueOptions()
+
+
+class options_cleared:  # named as the function it replaced: ``with options_cleared():``
+    """Run a workflow body with the caller's start options out of sight.
+
+    A slotted class holding the four tokens, not a generator context manager: it lives
+    as long as the body, so its size is paid per running workflow."""
+
+    __slots__ = ("_assigned", "_attributes", "_enqueue", "_timeout")
+
+    def __enter__(self) -> None:
+        self._assigned = _assigned_id.set(None)
+        self._timeout = _timeout.set(None)
+        self._enqueue = _enqueue_options.set(None)
+        self._attributes = _attributes.set(None)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _attributes.reset(self._attributes)
+        _enqueue_options.reset(self._enqueue)
+        _timeout.reset(self._timeout)
+        _assigned_id.reset(self._assigned)

@@ -1,0 +1,207 @@
+"""Steps: run once, checkpoint the outcome, replay the checkpoint ever after.
+
+Invariants, and why:
+
+* A step's id is reserved synchronously when it is called, so concurrent steps of one
+  workflow are numbered in call order, not completion order.
+* A step records exactly one checkpoint, in one statement: its return value, or the
+  exception it finally raised (after retries). Replay returns or re-raises it without
+  running the body. The body itself is at-least-once: a crash between the body finishing
+  and its checkpoint committing runs it again on recovery.
+* Control is never recorded: Trio cancellation, a cancelled or re-owned workflow, and
+  system-database failures propagate as they are, so a later execution runs the step.
+* Outside a workflow, and inside another step, a step is a plain call (inside a plain
+  ``def`` step, one that returns its value rather than an awaitable).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import attrs
+import trio
+
+from dbos_trio._core.retry import RetryPolicy
+from dbos_trio._engine.context import StepContext, current_step, workflow_outside_steps
+from dbos_trio._engine.observability.hooks import Metrics, Tracing
+from dbos_trio._engine.workflows import checkpoint
+from dbos_trio._engine.workflows.checkpoint import Slot
+from dbos_trio._engine.workflows.step_status import StepStatus, step_status_set
+from dbos_trio._sysdb.errors import is_control
+from dbos_trio.errors import (
+    DBOSException,
+    DBOSMaxStepRetriesExceeded,
+    DBOSStepTimeoutError,
+)
+
+logger = logging.getLogger("dbos_trio.step")
+
+
+@attrs.frozen
+class StepOptions:
+    name: str
+    retry: RetryPolicy
+    should_retry: Callable[[BaseException], bool] | None
+    timeout_seconds: float | None
+
+
+async def _invoke(func: Callable[..., Any], is_async: bool, args: Any, kwargs: Any) -> Any:
+    if is_async:
+        return await func(*args, **kwargs)
+    return await trio.to_thread.run_sync(functools.partial(func, *args, **kwargs))
+
+
+async def _attempt(
+    options: StepOptions, func: Callable[..., Any], is_async: bool, args: Any, kwargs: Any
+) -> Any:
+    if options.timeout_seconds is None:
+        return await _invoke(func, is_async, args, kwargs)
+    with trio.move_on_after(options.timeout_seconds) as limit:
+        return await _invoke(func, is_async, args, kwargs)
+    assert limit.cancelled_caught
+    raise DBOSStepTimeoutError(options.name, options.timeout_seconds)
+
+
+async def _with_retries(
+    options: StepOptions,
+    func: Callable[..., Any],
+    is_async: bool,
+    args: Any,
+    kwargs: Any,
+    step_id: int = 0,
+    observer: StepObserver | None = None,
+) -> Any:
+    policy = options.retry
+    if not policy.retries_allowed:
+        with step_status_set(StepStatus(step_id, None, None)):
+            return await _attempt(options, func, is_async, args, kwargs)
+    errors: list[BaseException] = []
+    for attempt in range(policy.attempts):
+        try:
+            with step_status_set(StepStatus(step_id, attempt, policy.attempts)):
+                return await _attempt(options, func, is_async, args, kwargs)
+        except Exception as error:
+            if is_control(error):
+                raise
+            errors.append(error)
+            if options.should_retry is not None and not options.should_retry(error):
+                raise
+            if attempt + 1 < policy.attempts:
+                if observer is not None:
+                    observer.retrying(options.name, attempt + 1, error)
+                else:
+                    logger.info(
+                        "step %s attempt %d failed, retrying: %r", options.name, attempt + 1, error
+                    )
+                await trio.sleep(policy.delay_after(attempt))
+    raise DBOSMaxStepRetriesExceeded(options.name, policy.attempts, errors)
+
+
+def run_step(
+    options: StepOptions, func: Callable[..., Any], is_async: bool, args: Any, kwargs: Any
+) -> Coroutine[Any, Any, Any] | Any:
+    """Call a step: reserve its id now (synchronously), run or replay it when awaited.
+
+    Not a coroutine function on purpose: the id must be taken at the call, so that
+    ``nursery.start_soon(step, ...)`` in a loop numbers the steps in call order although
+    Trio starts the tasks in any order. A call that is never awaited leaves a gap.
+
+    Called off the Trio thread — from the body of a plain ``def`` step, which runs in a
+    worker thread and cannot await — a step is a plain call that returns its value (an
+    ``async def`` one runs on the Trio thread meanwhile).
+    """
+    if not trio.lowlevel.in_trio_task():
+        if workflow_outside_steps() is not None:
+            raise DBOSException(
+                f"step {options.name} was called from a thread of a workflow, outside any "
+                "step: call steps from the workflow's own tasks"
+            )
+        if is_async:
+            return trio.from_thread.run(functools.partial(func, *args, **kwargs))
+        return func(*args, **kwargs)
+    slot = checkpoint.reserve(options.name)
+    if slot is None:
+        return _invoke(func, is_async, args, kwargs)
+    return _checkpointed(slot, options, func, is_async, args, kwargs)
+
+
+async def _checkpointed(
+    slot: Slot,
+    options: StepOptions,
+    func: Callable[..., Any],
+    is_async: bool,
+    args: Any,
+    kwargs: Any,
+) -> Any:
+    executor = slot.executor
+    if executor.tracing is not None or executor.metrics is not None:
+        return await _observed(slot, options, func, is_async, args, kwargs)
+
+    async def body() -> Any:
+        token = current_step.set(StepContext(slot.ctx, slot.function_id))
+        try:
+            if is_async and options.timeout_seconds is None and not options.retry.retries_allowed:
+                with step_status_set(StepStatus(slot.function_id, None, None)):
+                    value = await func(*args, **kwargs)  # what _with_retries comes down to
+            else:
+                value = await _with_retries(options, func, is_async, args, kwargs, slot.function_id)
+        finally:
+            current_step.reset(token)
+        return value
+
+    return await checkpoint.checkpointed(slot, body, what=f"step {options.name}")
+
+
+@attrs.frozen
+class StepObserver:
+    """Tells tracing and metrics about one step's retries (only while either is on)."""
+
+    tracing: Tracing | None
+    metrics: Metrics | None
+
+    def retrying(self, name: str, attempt: int, error: BaseException) -> None:
+        logger.info("step %s attempt %d failed, retrying: %r", name, attempt, error)
+        if self.tracing is not None:
+            self.tracing.attempt_failed(attempt, error)
+        if self.metrics is not None:
+            self.metrics.step_retried(name)
+
+
+async def _observed(
+    slot: Slot,
+    options: StepOptions,
+    func: Callable[..., Any],
+    is_async: bool,
+    args: Any,
+    kwargs: Any,
+) -> Any:
+    """:func:`_checkpointed`'s path while tracing or metrics are on: retries become span
+    events and counts, and each run of the body (not a replay) is timed."""
+    executor = slot.executor
+    observer = StepObserver(executor.tracing, executor.metrics)
+
+    metrics = observer.metrics
+
+    async def body() -> Any:
+        token = current_step.set(StepContext(slot.ctx, slot.function_id))
+        started = trio.current_time()
+        try:
+            value = await _with_retries(
+                options, func, is_async, args, kwargs, slot.function_id, observer
+            )
+        except Exception as error:
+            # The step's own failure is counted; control (a lost database, a cancelled
+            # or re-owned workflow) is not a step outcome, nor is Trio cancellation.
+            if metrics is not None and not is_control(error):
+                metrics.step_ended(options.name, trio.current_time() - started, True)
+            raise
+        finally:
+            current_step.reset(token)
+        if metrics is not None:
+            metrics.step_ended(options.name, trio.current_time() - started, False)
+        return value
+
+    return await checkpoint.checkpointed(slot, body, what=f"step {options.name}")

@@ -1,0 +1,58 @@
+"""What the shared implementation of the protocol needs from a backend.
+
+Each concern of the protocol (workflows, management, queues, messages) is a mixin over
+:class:`SQLBackendBase`: it runs named statements through ``self._db`` and calls the few
+hooks below, which are all a backend supplies beyond its statements, its connection
+layer and its atomic claim.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, NoReturn
+
+from dbos_trio._core.statuses import CANCELLED
+from dbos_trio._sysdb.sql.listing import ListingDialect
+from dbos_trio._sysdb.statements import StatementRunner, Transaction
+from dbos_trio._sysdb.wakeups import WakeupRegistry
+from dbos_trio.errors import DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError
+
+
+class SQLBackendBase:
+    """The state and hooks every shared operation may use."""
+
+    _db: StatementRunner
+    _listing: ListingDialect
+    wakeups: WakeupRegistry
+    # Whether every write takes a database-wide lock, even one that changes nothing
+    # (SQLite's single writer): idle background writes then look first without it.
+    IDLE_WRITES_TAKE_LOCK: ClassVar[bool] = False
+
+    def _announce(self, key: str, notify: tuple[str, str] | None) -> None:
+        """A write under wakeup ``key`` committed: wake its waiters here, and, with
+        ``notify`` = (channel, payload), those of other processes (``None``: a trigger
+        notifies them already)."""
+        raise NotImplementedError
+
+    async def _sweep_leader(self, tx: Transaction, application_name: str) -> bool:
+        """Inside the sweep's transaction: whether this executor sweeps timeouts now."""
+        return True
+
+    @property
+    def retries(self) -> int:
+        """Statements retried after a transient error since this backend opened."""
+        return self._db.retrier.retries
+
+    async def _exists(self, name: str, params: dict[str, Any]) -> bool:
+        row = await self._db.one(name, params)
+        return bool(row and row[0])
+
+    async def _raise_lost_ownership(self, workflow_id: str, owner_xid: str) -> NoReturn:
+        """A fenced write found the workflow no longer ours: say whether it was cancelled
+        or taken over by another execution."""
+        row = await self._db.one(
+            "diagnose_step_write",
+            {"workflow_id": workflow_id, "owner_xid": owner_xid, "function_id": -1},
+        )
+        if row is not None and row[0] == CANCELLED:
+            raise DBOSWorkflowCancelledError(workflow_id)
+        raise DBOSWorkflowConflictIDError(workflow_id)

@@ -1,0 +1,292 @@
+"""The dashboard as an ASGI application (HTTP only; lifespan accepted and ignored).
+
+Routing is by exact path; a workflow id travels in the query (``/workflow?id=...``),
+never in the path, so ids holding ``/`` or ``?`` need no special handling. Every request
+passes the :class:`~.security.Guard` first (host, token), every POST also CSRF and the
+read-only check, each before anything is read or written. A failure of the system
+database while serving a page is a 503 page naming the error class; any other error is
+a 500 page; neither shows a traceback, and neither stops the server. A request the
+database does not answer within :data:`REQUEST_DEADLINE_SECONDS` is a 503 too. An action
+cut off by that deadline may still have been applied: the page says to look again.
+
+Cancellation: a request task cancelled mid-way (the client went away, the server shuts
+down) simply ends; a management action already sent to the database is the engine's
+own call, whose effect is the same as the Client's.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import trio
+
+from dbos_trio._core.filters import epoch_ms
+from dbos_trio._core.statuses import ALL_STATUSES
+from dbos_trio._sysdb.errors import SystemDatabaseError, SystemDatabaseUnreachable
+from dbos_trio.dashboard import _ops_pages as ops_pages
+from dbos_trio.dashboard import _workflow_pages as workflow_pages
+from dbos_trio.dashboard._http import (
+    BodyTooLarge,
+    Receive,
+    Request,
+    Response,
+    Scope,
+    Send,
+    read_request,
+    redirect,
+    send_response,
+)
+from dbos_trio.dashboard._markup import Html, html
+from dbos_trio.dashboard._render import notice, page, url
+from dbos_trio.dashboard._security import CSRF_COOKIE, TOKEN_COOKIE, Guard
+from dbos_trio.dashboard._source import Source
+from dbos_trio.dashboard._static import CSS, JS
+from dbos_trio.errors import DBOSException
+
+logger = logging.getLogger("dbos_trio.dashboard")
+ACTIONS = ("cancel", "resume", "fork", "delete")
+# What an action did, by the code its redirect carries: the page shows only these texts,
+# so a crafted link cannot make the dashboard say anything else.
+OUTCOMES = {
+    "cancelled": "Cancelled.",
+    "already-finished": "Nothing to cancel: it had finished already.",
+    "resumed": "Resumed: enqueued again.",
+    "not-resumed": "Not resumed: it had succeeded or failed.",
+    "forked": "Forked: this is the new workflow.",
+    "deleted": "Deleted.",
+}
+REQUEST_DEADLINE_SECONDS = 15.0
+"""A page the system database does not answer within this long is a 503, not a hang (an
+executor's own connection retries an outage for as long as it lasts)."""
+MetricsText = Callable[[], str]
+
+
+class BadRequest(Exception):
+    """A request whose parameters make no sense: a 400 page saying which."""
+
+
+class DashboardApp:
+    """The ASGI callable. ``metrics``, if given, serves ``/metrics`` with its text (the
+    Prometheus exposition format, from whatever the application collects)."""
+
+    def __init__(self, source: Source, guard: Guard, *, metrics: MetricsText | None = None) -> None:
+        self.source = source
+        self.guard = guard
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        try:
+            request = await read_request(scope, receive)
+        except BodyTooLarge:
+            await send_response(send, Response(413, "request body too large", "text/plain"))
+            return
+        await send_response(send, await self.respond(request))
+
+    # --- dispatch --------------------------------------------------------------------
+
+    async def respond(self, request: Request) -> Response:
+        """The response to one request (never raises, except cancellation)."""
+        if not self.guard.host_ok(request.headers):
+            return Response(
+                421, "this dashboard answers only to a loopback host name", "text/plain"
+            )
+        if self.guard.token is not None and "token" in request.query and request.method == "GET":
+            # A browser's first visit: move the token from the URL into a cookie.
+            response = redirect(
+                url(request.path, **{k: v for k, v in request.query.items() if k != "token"})
+            )
+            if self.guard.token_ok({}, {TOKEN_COOKIE: request.query["token"]}):
+                response.set_cookie(TOKEN_COOKIE, request.query["token"])
+            return response
+        if not self.guard.token_ok(request.headers, request.cookies):
+            return Response(401, "a token is required: open /?token=<token>", "text/plain")
+        fresh = None if CSRF_COOKIE in request.cookies else self.guard.new_csrf_cookie()
+        try:
+            with trio.fail_after(REQUEST_DEADLINE_SECONDS):
+                response = await self._route(
+                    request, request.cookies.get(CSRF_COOKIE) or fresh or ""
+                )
+        except trio.TooSlowError:
+            response = self._error(
+                503, "System database unavailable", "no answer in time: is the database up?"
+            )
+        except BadRequest as error:
+            response = self._error(400, "Bad request", str(error))
+        except (SystemDatabaseError, SystemDatabaseUnreachable) as error:
+            response = self._error(503, "System database unavailable", type(error).__name__)
+        except DBOSException as error:
+            response = self._error(409, "Refused", f"{type(error).__name__}: {error}")
+        except Exception as error:
+            logger.exception("dashboard: %s %s failed", request.method, request.path)
+            response = self._error(500, "Internal error", type(error).__name__)
+        if fresh is not None:
+            response.set_cookie(CSRF_COOKIE, fresh)
+        return response
+
+    def _error(self, status: int, title: str, detail: str) -> Response:
+        body = html('<div class="error-page"><p>{0}</p></div>', detail)
+        return Response(status, page(title, body, read_only=self.guard.read_only))
+
+    def _page(self, title: str, content: Html, active: str = "") -> Response:
+        return Response(200, page(title, content, active=active, read_only=self.guard.read_only))
+
+    async def _route(self, request: Request, csrf_cookie: str) -> Response:
+        """``csrf_cookie``: the browser's, or the one this response sets."""
+        path, method = request.path, request.method
+        if method == "POST":
+            if path != "/action":
+                return Response(405, "method not allowed", "text/plain")
+            return await self._action(request)
+        if method not in ("GET", "HEAD"):
+            return Response(405, "method not allowed", "text/plain")
+        if path == "/":
+            return redirect("/workflows")
+        if path == "/workflows":
+            return await self._workflows(request)
+        if path == "/workflow":
+            return await self._workflow(request)
+        if path == "/confirm":
+            return await self._confirm(request, csrf_cookie)
+        if path == "/queues":
+            queues, depths = await self.source.queues()
+            return self._page("Queues", ops_pages.queues_content(queues, depths), "/queues")
+        if path == "/schedules":
+            listed = await self.source.schedules()
+            return self._page("Schedules", ops_pages.schedules_content(listed), "/schedules")
+        if path == "/executors":
+            executors, versions = await self.source.executors()
+            content = ops_pages.executors_content(executors, versions)
+            return self._page("Executors & versions", content, "/executors")
+        if path == "/static/app.css":
+            return Response(200, CSS, "text/css; charset=utf-8")
+        if path == "/static/app.js":
+            return Response(200, JS, "text/javascript; charset=utf-8")
+        if path == "/healthz":
+            return Response(200, "ok", "text/plain")
+        if path == "/metrics" and self.metrics is not None:
+            return Response(200, self.metrics(), "text/plain; version=0.0.4; charset=utf-8")
+        return self._error(404, "Not found", f"no page at {path}")
+
+    # --- pages -----------------------------------------------------------------------
+
+    async def _workflows(self, request: Request) -> Response:
+        query = request.query
+        offset = _offset(query.get("offset"))
+        filters: dict[str, Any] = {
+            "limit": workflow_pages.PAGE_SIZE,
+            "offset": offset,
+            "sort_desc": True,
+            "load_input": False,
+            "load_output": False,
+        }
+        status = query.get("status", "").strip().upper()
+        if status:
+            if status not in ALL_STATUSES:
+                raise BadRequest(f"status {status!r} is not a workflow status")
+            filters["status"] = status
+        for field, key in (
+            ("name", "name"),
+            ("queue", "queue_name"),
+            ("prefix", "workflow_id_prefix"),
+        ):
+            if query.get(field):
+                filters[key] = query[field]
+        for field, key in (("after", "start_time"), ("before", "end_time")):
+            if query.get(field):
+                filters[key] = _time(query[field], field)
+        rows = await self.source.list_workflows(filters)
+        if query.get("fragment") == "rows":
+            return Response(200, workflow_pages.workflow_rows(rows))
+        content = workflow_pages.list_content(query, rows, offset)
+        done = OUTCOMES.get(query.get("done", ""))
+        return self._page("Workflows", html("{0}{1}", notice(done), content), "/workflows")
+
+    async def _workflow(self, request: Request) -> Response:
+        workflow_id = request.query.get("id", "")
+        if not workflow_id:
+            raise BadRequest("no workflow id (id=...)")
+        view = await self.source.workflow_page(workflow_id)
+        if view is None:
+            return self._error(404, "Not found", f"no workflow {workflow_id}")
+        content = workflow_pages.workflow_content(
+            view, self.guard.read_only, OUTCOMES.get(request.query.get("done", ""))
+        )
+        return self._page(f"Workflow {workflow_id}", content)
+
+    async def _confirm(self, request: Request, cookie: str) -> Response:
+        if self.guard.read_only:
+            return self._error(403, "Read-only", "this dashboard was started read-only")
+        workflow_id, action = request.query.get("id", ""), request.query.get("action", "")
+        if action not in ACTIONS:
+            raise BadRequest(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
+        row = await self.source.get_workflow(workflow_id)
+        if row is None:
+            return self._error(404, "Not found", f"no workflow {workflow_id}")
+        steps = []
+        if action == "fork":
+            steps = await self.source.step_ids(workflow_id)
+            steps.append(max(steps, default=0) + 1)  # after the last: replay them all
+        return self._page(
+            f"{action.capitalize()} workflow",
+            workflow_pages.confirm_content(row, action, self.guard.csrf_field(cookie), steps),
+        )
+
+    async def _action(self, request: Request) -> Response:
+        if self.guard.read_only:
+            return self._error(403, "Read-only", "this dashboard was started read-only")
+        if not self.guard.csrf_ok(request.headers, request.cookies, request.form):
+            return self._error(403, "Forbidden", "the form's CSRF check failed: reload the page")
+        form = request.form
+        workflow_id, action = form.get("id", ""), form.get("action", "")
+        if action not in ACTIONS:
+            raise BadRequest(f"unknown action {action!r}")
+        if await self.source.get_workflow(workflow_id) is None:
+            return self._error(404, "Not found", f"no workflow {workflow_id}")
+        if action == "cancel":
+            done = "cancelled" if await self.source.cancel(workflow_id) else "already-finished"
+            return redirect(url("/workflow", id=workflow_id, done=done))
+        if action == "resume":
+            resumed = await self.source.resume(workflow_id)
+            done = "resumed" if resumed else "not-resumed"
+            return redirect(url("/workflow", id=workflow_id, done=done))
+        if action == "fork":
+            forked = await self.source.fork(workflow_id, _step(form.get("step", "1")))
+            return redirect(url("/workflow", id=forked, done="forked"))
+        await self.source.delete(workflow_id, delete_children=form.get("delete_children") == "1")
+        return redirect(url("/workflows", done="deleted"))
+
+
+def _offset(text: str | None) -> int:
+    if not text:
+        return 0
+    if not text.isdigit():
+        raise BadRequest(f"offset {text!r} is not a whole number")
+    return int(text)
+
+
+def _step(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise BadRequest(f"step {text!r} must be a whole number, 1 or more")
+    return int(text)
+
+
+def _time(text: str, field: str) -> int:
+    value = text if any(c in text[10:] for c in "Z+") else text + "Z"
+    try:
+        return epoch_ms(value, field)
+    except ValueError:
+        raise BadRequest(
+            f"{field} {text!r} is not an ISO 8601 time such as 2026-01-31T08:00"
+        ) from None

@@ -1,0 +1,119 @@
+"""Queues (limits and depth), schedules, and executors with application versions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dbos_trio._core.admission import QueueConfig
+from dbos_trio._engine.schedules.definitions import WorkflowSchedule
+from dbos_trio._sysdb.records import ApplicationVersion, ExecutorSummary, QueueDepth
+from dbos_trio.dashboard._markup import Html, html
+from dbos_trio.dashboard._render import table, url, when
+
+
+def _limit(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def queues_content(queues: list[QueueConfig], depths: list[QueueDepth]) -> Html:
+    counts: dict[str, dict[str, int]] = {}
+    for depth in depths:
+        counts.setdefault(depth.queue_name, {})[depth.status] = depth.count
+    names = sorted({q.name for q in queues} | set(counts))
+    by_name = {q.name: q for q in queues}
+    rows = []
+    for name in names:
+        config = by_name.get(name)
+        count = counts.get(name, {})
+        limiter = config.limiter if config is not None else None
+        rows.append(
+            html(
+                "<tr><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td><td>{5}</td>"
+                "<td>{6}</td><td>{7}</td><td>{8}</td></tr>",
+                html('<a href="{0}">{1}</a>', url("/workflows", queue=name), name),
+                count.get("ENQUEUED", 0),
+                count.get("PENDING", 0),
+                count.get("DELAYED", 0),
+                _limit(config.global_concurrency if config else None),
+                _limit(config.worker_concurrency if config else None),
+                "" if limiter is None else f"{limiter.limit} / {limiter.period} s",
+                _limit(config.partition_concurrency if config else None),
+                (config.application_name or "") if config else "(not in the queues table)",
+            )
+        )
+    return table(
+        (
+            "queue",
+            "enqueued",
+            "running",
+            "delayed",
+            "global limit",
+            "per-worker limit",
+            "rate limit",
+            "per-partition limit",
+            "application",
+        ),
+        rows,
+    )
+
+
+def schedules_content(schedules: list[WorkflowSchedule]) -> Html:
+    rows = [
+        html(
+            "<tr><td>{0}</td><td>{1}</td><td><code>{2}</code></td><td>{3}</td><td>{4}</td>"
+            "<td>{5}</td><td>{6}</td><td>{7}</td></tr>",
+            s.schedule_name,
+            s.workflow_name
+            if not s.workflow_class_name
+            else f"{s.workflow_class_name}.{s.workflow_name}",
+            s.schedule,
+            s.status,
+            s.last_fired_at or "",
+            s.queue_name or "",
+            s.application_name or "",
+            html('<a href="{0}">runs</a>', url("/workflows", name=s.workflow_name)),
+        )
+        for s in schedules
+    ]
+    return table(
+        ("schedule", "workflow", "cron", "status", "last fired", "queue", "application", ""), rows
+    )
+
+
+def executors_content(executors: list[ExecutorSummary], versions: list[ApplicationVersion]) -> Html:
+    latest: dict[str | None, str] = {}
+    for version in versions:  # newest first
+        latest.setdefault(version.application_name, version.version_name)
+    executor_rows = [
+        html(
+            "<tr><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td><td>{5}</td></tr>",
+            e.executor_id,
+            e.application_name or "",
+            e.application_version or "",
+            e.pending,
+            e.total,
+            when(e.last_updated_at),
+        )
+        for e in executors
+    ]
+    version_rows = [
+        html(
+            "<tr><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td></tr>",
+            v.version_name,
+            v.application_name or "",
+            "latest" if latest.get(v.application_name) == v.version_name else "",
+            when(v.version_timestamp),
+            when(v.created_at),
+        )
+        for v in versions
+    ]
+    return html(
+        "<h2>Executors</h2><p>As the workflow rows name them: an executor that holds "
+        "PENDING workflows but no longer updates them may be gone (recovery adopts its "
+        "work).</p>{0}<h2>Application versions</h2>{1}",
+        table(
+            ("executor id", "application", "version", "pending", "workflows", "last active"),
+            executor_rows,
+        ),
+        table(("version", "application", "", "promoted", "registered"), version_rows),
+    )
