@@ -38,8 +38,30 @@ FOUNDATIONS = frozenset(
     f"{ROOT}.{name}"
     for name in ("_clock", "_serialization", "_config", "_redact", "_registry", "_identity")
 )
+# The protocol's parts by concern (``_sysdb.interfaces``) are the protocol too.
 PROTOCOL = frozenset(
-    f"{ROOT}._sysdb.{name}" for name in ("protocol", "records", "errors", "wakeups", "retry")
+    f"{ROOT}._sysdb.{name}"
+    for name in (
+        "protocol",
+        "records",
+        "errors",
+        "wakeups",
+        "retry",
+        "interfaces",
+        *(
+            f"interfaces.{concern}"
+            for concern in (
+                "lifecycle",
+                "workflows",
+                "queues",
+                "messages",
+                "schedules",
+                "versions",
+                "management",
+                "inspection",
+            )
+        ),
+    )
 )
 FACTORY = f"{ROOT}._sysdb.open"
 # Datasources (the application's own databases) are backend-level: their protocol sits with

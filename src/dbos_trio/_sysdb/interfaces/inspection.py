@@ -1,0 +1,57 @@
+"""Reading workflows for listing and introspection: rows, steps, children, forks, and the
+dashboard's views of events, messages, streams, executors and queues.
+
+Invariant: read-only; nothing here takes a lock or writes.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from dbos_trio._sysdb.records import (
+    EventRecord,
+    ExecutorSummary,
+    MessageRecord,
+    QueueDepth,
+    RecordedStep,
+    StreamEntry,
+    WorkflowFilters,
+    WorkflowRow,
+)
+
+
+class InspectionStore(Protocol):
+    """Listing and introspection (read-only)."""
+
+    async def get_workflow(self, workflow_id: str) -> WorkflowRow | None: ...
+
+    async def list_workflows(self, filters: WorkflowFilters) -> list[WorkflowRow]: ...
+
+    async def list_steps(
+        self, workflow_id: str, *, limit: int | None = None, offset: int | None = None
+    ) -> list[RecordedStep]: ...
+
+    async def existing_workflows(self, workflow_ids: list[str]) -> set[str]: ...
+
+    async def list_children(self, workflow_ids: list[str]) -> list[str]:
+        """Ids of the workflows whose parent is one of ``workflow_ids``."""
+
+    async def list_forks(self, workflow_ids: list[str]) -> list[str]:
+        """Ids of the workflows forked directly from one of ``workflow_ids``."""
+
+    # --- for operators: the dashboard -------------------------------------------------
+
+    async def list_events(self, workflow_id: str) -> list[EventRecord]:
+        """The workflow's events (current values), by key."""
+
+    async def list_messages(self, workflow_id: str, limit: int) -> list[MessageRecord]:
+        """Up to ``limit`` messages sent to the workflow, oldest first."""
+
+    async def list_stream_entries(self, workflow_id: str, limit: int) -> list[StreamEntry]:
+        """Up to ``limit`` stream values the workflow wrote, by key then offset."""
+
+    async def list_executor_summaries(self) -> list[ExecutorSummary]:
+        """Each (executor id, version) that workflow rows name, most recently active first."""
+
+    async def queue_depths(self) -> list[QueueDepth]:
+        """Counts of the ENQUEUED, PENDING and DELAYED workflows of every queue."""
