@@ -72,7 +72,7 @@ class Client(
     :class:`~dbos_trio.Config`.
 
     Entering the block raises :class:`~dbos_trio.DBOSInitializationError` if the database
-    cannot be opened (:class:`~dbos_trio._sysdb.errors.SystemDatabaseUnreachable` when no
+    cannot be opened (:class:`~dbos_trio.SystemDatabaseUnreachable` when no
     connection could be made) or its schema is not migrated; cancellation while entering
     closes whatever was opened. No error, log line or ``repr`` shows the URL's password.
 
