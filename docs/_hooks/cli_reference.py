@@ -39,7 +39,7 @@ def _root_parser(cli: Any) -> argparse.ArgumentParser:
 
 def render() -> str:
     """Markdown: one section per command, its usage and options as ``--help`` shows them."""
-    from dbos_trio.cli._main import _main as cli
+    from dbos_trio.cli import _main as cli
     # A fixed width, so the page does not depend on the terminal that builds it.
     os.environ["COLUMNS"] = "100"
     parser = _root_parser(cli)

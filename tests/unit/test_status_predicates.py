@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dbos_trio._core import statuses
 
-SYSDB = Path(statuses.__file__).parents[1] / "sysdb"
+SYSDB = Path(statuses.__file__).parents[1] / "_sysdb"
 STATEMENT_FILES = sorted(SYSDB.glob("**/queries/*.sql"))
 NAMED_SETS = {
     "ACTIVE_STATUSES": statuses.ACTIVE_STATUSES,
