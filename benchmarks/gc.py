@@ -43,7 +43,7 @@ import psycopg
 import trio
 
 from dbos_trio import DBOS, Config
-from dbos_trio._sysdb.open import open_system_database
+from dbos_trio._sysdb.open import BackendOptions, open_system_database
 
 from .common import latency_metrics, server_environment
 from .runner import admin_url, fresh_database
@@ -72,7 +72,10 @@ FROM generate_series(1, %(rows)s) AS i;
 
 async def migrate(url: str) -> None:
     sysdb = await open_system_database(
-        url, schema="dbos", max_connections=1, run_migrations=True, use_listen_notify=True
+        url,
+        BackendOptions(
+            schema="dbos", max_connections=1, run_migrations=True, use_listen_notify=True
+        ),
     )
     await sysdb.close()
 

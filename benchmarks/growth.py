@@ -262,7 +262,7 @@ async def probe_latencies(url: str, size: int, n: int, now_ms: int) -> dict[str,
     """Enqueue, claim, status and listing latencies at the table's current size, through
     the engine (either backend: ``url`` picks it)."""
     import dbos_trio
-    from dbos_trio._sysdb.open import open_system_database
+    from dbos_trio._sysdb.open import BackendOptions, open_system_database
 
     out: dict[str, Any] = {}
     options = dbos_trio.EnqueueOptions(
@@ -284,7 +284,7 @@ async def probe_latencies(url: str, size: int, n: int, now_ms: int) -> dict[str,
                 return await client.list_workflows(**filters)
 
             out[f"list {label}"] = _stats(await _timed(max(10, n // 10), listing))
-    sysdb = await open_system_database(url, run_migrations=False)
+    sysdb = await open_system_database(url, BackendOptions(run_migrations=False))
     try:
         for label, counted in (("claim", False), ("claim counted", True)):
 

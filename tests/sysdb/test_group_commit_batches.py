@@ -29,7 +29,7 @@ from dbos_trio import (
     DBOSWorkflowCancelledError,
     DBOSWorkflowConflictIDError,
 )
-from dbos_trio._sysdb.open import open_system_database
+from dbos_trio._sysdb.open import BackendOptions, open_system_database
 from dbos_trio._sysdb.protocol import SystemDatabase
 from dbos_trio._sysdb.records import InitResult, NewWorkflow, RecordedStep
 
@@ -46,7 +46,7 @@ def url(system_database_url: str) -> str:
 
 @pytest.fixture
 async def db(url: str) -> AsyncIterator[SystemDatabase]:
-    opened = await open_system_database(url, group_commit=True)
+    opened = await open_system_database(url, BackendOptions(group_commit=True))
     try:
         yield opened
     finally:

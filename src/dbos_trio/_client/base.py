@@ -23,7 +23,7 @@ from dbos_trio._engine.state import Runtime
 from dbos_trio._engine.workflows.handle import StoredWorkflowHandle
 from dbos_trio._redact import Scrubber, redact_url
 from dbos_trio._serialization import Codec, PickleSerializer, Serializer
-from dbos_trio._sysdb.open import open_system_database
+from dbos_trio._sysdb.open import BackendOptions, open_system_database
 from dbos_trio._sysdb.retry import EXECUTOR_POLICY
 from dbos_trio.errors import DBOSConfigError, DBOSException, DBOSInitializationError
 
@@ -119,16 +119,18 @@ class ClientBase:
                 # Verified, never migrated: a client does not create or change schemas.
                 sysdb = await open_system_database(
                     self._url,
-                    schema=self._schema,
-                    max_connections=self._max_connections,
-                    connect_timeout=self._connect_timeout,
-                    run_migrations=False,
-                    use_listen_notify=self._use_listen_notify,
-                    retry=self._retry,
-                    direct_url=self._direct_url,
-                    prepared_statements=self._prepared_statements,
-                    statement_timeout=self._statement_timeout,
-                    idle_in_transaction_timeout=self._idle_in_transaction_timeout,
+                    BackendOptions(
+                        schema=self._schema,
+                        max_connections=self._max_connections,
+                        connect_timeout=self._connect_timeout,
+                        run_migrations=False,
+                        use_listen_notify=self._use_listen_notify,
+                        retry=self._retry,
+                        direct_url=self._direct_url,
+                        prepared_statements=self._prepared_statements,
+                        statement_timeout=self._statement_timeout,
+                        idle_in_transaction_timeout=self._idle_in_transaction_timeout,
+                    ),
                 )
             except DBOSInitializationError as error:
                 # Same class (a SystemDatabaseUnreachable stays one), scrubbed once more

@@ -38,7 +38,7 @@ from dbos_trio._core.statuses import ALL_STATUSES
 from dbos_trio._engine.admin import fork
 from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus
 from dbos_trio._redact import Scrubber, redact_url
-from dbos_trio._sysdb.open import is_sqlite_url, open_system_database
+from dbos_trio._sysdb.open import BackendOptions, is_sqlite_url, open_system_database
 from dbos_trio.cli import _bulk as cli_bulk
 from dbos_trio.cli import _dashboard as cli_dashboard
 from dbos_trio.cli import _format as cli_format
@@ -115,10 +115,12 @@ async def _migrate(args: argparse.Namespace) -> None:
     url = _database_url(args)
     sysdb = await open_system_database(
         url,
-        schema=args.schema,
-        max_connections=1,
-        run_migrations=True,
-        use_listen_notify=not args.no_listen_notify,
+        BackendOptions(
+            schema=args.schema,
+            max_connections=1,
+            run_migrations=True,
+            use_listen_notify=not args.no_listen_notify,
+        ),
     )
     await sysdb.close()
     sqlite = is_sqlite_url(url)

@@ -52,10 +52,8 @@ from dbos_trio._engine.schedules import scheduler
 from dbos_trio._engine.state import Executor, ExecutorSlot
 from dbos_trio._identity import resolve_identity
 from dbos_trio._registry import LaunchResource, Registry
-from dbos_trio._sysdb.open import open_system_database
+from dbos_trio._sysdb.open import BackendOptions, open_system_database
 from dbos_trio._sysdb.protocol import SystemDatabase
-from dbos_trio._sysdb.retry import EXECUTOR_POLICY
-from dbos_trio._sysdb.wakeups import WakeupRegistry
 
 logger = logging.getLogger("dbos_trio")
 
@@ -112,20 +110,7 @@ async def open_executor(
         )
         sysdb = await open_system_database(
             database_url,
-            schema=config.schema,
-            max_connections=config.max_connections,
-            connect_timeout=config.connect_timeout,
-            run_migrations=config.run_migrations,
-            use_listen_notify=config.use_listen_notify,
-            notification_coalesce=config.notification_coalesce,
-            recheck_interval=settings.background_interval,
-            wakeups=WakeupRegistry(),
-            retry=EXECUTOR_POLICY.bounded(config.database_retry_limit),
-            direct_url=config.direct_database_url,
-            prepared_statements=config.prepared_statements,
-            statement_timeout=config.statement_timeout,
-            idle_in_transaction_timeout=config.idle_in_transaction_session_timeout,
-            group_commit=config.group_commit,
+            BackendOptions.from_config(config, recheck_interval=settings.background_interval),
         )
         if settings.intercept is not None:
             sysdb = settings.intercept(sysdb)
