@@ -7,8 +7,11 @@ that consumed a message, a ``set_event``, a stream write, and its outcome. Each 
 ordinal, from 1.
 
 The executor's system database is wrapped (before any workflow can write through it) by a
-watcher that counts those writes. At the :class:`CrashPoint` it either lets the write
-commit and then crashes (the default), or crashes instead of writing (``before=True``).
+watcher that counts those writes: it intercepts the protocol methods named in one table,
+:data:`CHECKPOINT_WRITES` (method name -> the kind of checkpoint it writes), and passes
+every other call straight through, so only a new method that writes a checkpoint needs a
+line there. At the :class:`CrashPoint` it either lets the write commit and then crashes
+(the default), or crashes instead of writing (``before=True``).
 Crashing means, in this order and with no ``await`` in between: the database connection
 is cut (for SQLite, closed: a write already past its first checkpoint finds it closed), the
 launch's cancel scope is cancelled (every task of the executor and the test's block), and
@@ -20,9 +23,11 @@ Relaunch the same ``DBOS`` on the same database to let recovery run.
 
 from __future__ import annotations
 
+import functools
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import attrs
@@ -32,7 +37,6 @@ from dbos_trio._sysdb.errors import DatabaseClosed
 from dbos_trio._sysdb.records import (
     Caller,
     ClaimedWorkflow,
-    ClaimRequest,
     InitResult,
     NewWorkflow,
     ParentStep,
@@ -183,38 +187,141 @@ class CrashRun:
             )
 
 
+# THE table of checkpoint writes: each protocol method that durably records something of a
+# workflow, by name, and the kind of checkpoint it is. The watcher intercepts these and
+# passes every other method straight through, so a new protocol method needs a line here
+# only if it writes a checkpoint (and ``_planned``/``_committed`` already read it if its
+# arguments are named as its kind's are: ``caller``, ``step``, ``workflow_id``, ...).
+# ``init_workflow`` is a ``start``, or a ``child`` when it records the watched workflow's
+# start of a child (its ``parent``).
+CHECKPOINT_WRITES: Mapping[str, CheckpointKind] = MappingProxyType(
+    {
+        "init_workflow": "start",
+        "claim": "dequeue",
+        "record_step": "step",
+        "send": "send",
+        "consume_message": "recv",
+        "set_event": "event",
+        "write_stream": "stream",
+        "record_outcome": "outcome",
+    }
+)
+
+# The other ways a workflow ends without an outcome write: method name -> whether the call
+# (its arguments, its result) ended the watched workflow.
+_FINISHES: Mapping[str, Callable[[Mapping[str, Any], Any, str], bool]] = MappingProxyType(
+    {
+        "cancel_workflows": lambda _args, cancelled, watched: watched in cancelled,
+        "sweep_timeouts": lambda _args, cancelled, watched: watched in cancelled,
+        "dead_letter": lambda args, parked, watched: (
+            bool(parked) and args["workflow_id"] == watched
+        ),
+    }
+)
+
+# Names of each kind's ``DBOS.*`` operation, recorded when the call gives no ``step_name``.
+_OPERATION_NAMES: Mapping[CheckpointKind, str] = MappingProxyType(
+    {"send": "DBOS.send", "recv": "DBOS.recv", "event": "DBOS.setEvent"}
+)
+
+
+@functools.cache
+def _signature(name: str) -> inspect.Signature:
+    from dbos_trio._sysdb.protocol import SystemDatabase
+
+    return inspect.signature(getattr(SystemDatabase, name))
+
+
+def _arguments(name: str, inner: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The call's arguments by the protocol's parameter names (callers speak the protocol)."""
+    return _signature(name).bind(inner, *args, **kwargs).arguments
+
+
+def _planned(
+    kind: CheckpointKind, args: Mapping[str, Any], watched: str
+) -> tuple[str | None, _Write | None]:
+    """Which workflow a ``kind`` write with ``args`` is for, and what it would record."""
+    if kind == "start":
+        parent: ParentStep | None = args["parent"]
+        if parent is not None and parent.workflow_id == watched:
+            return watched, _Write("child", parent.function_id, parent.function_name, True)
+        new: NewWorkflow = args["new"]
+        return new.workflow_id, _Write("start", None, new.name, False)
+    if kind == "dequeue":
+        return watched, None  # which rows it claims is known only from its result
+    if kind == "step":
+        step: RecordedStep = args["step"]
+        return args["workflow_id"], _Write("step", step.function_id, step.function_name, True)
+    if kind == "outcome":
+        return args["workflow_id"], _Write("outcome", None, args["status"], False)
+    caller: Caller | None = args["caller"]
+    if caller is None:
+        return None, None  # sent from outside any workflow: nobody's checkpoint
+    name = args.get("step_name") or _OPERATION_NAMES[kind]
+    # A send or recv always records its row; an event or stream value only from a workflow
+    # body (from a step it is part of the step's own checkpoint).
+    recorded = caller.record if kind in ("event", "stream") else True
+    return caller.workflow_id, _Write(kind, caller.function_id, name, recorded)
+
+
+def _committed(
+    kind: CheckpointKind, planned: _Write | None, result: Any, watched: str
+) -> _Write | None:
+    """What a ``kind`` write that returned ``result`` committed (None: nothing)."""
+    if kind == "dequeue":
+        claimed: list[ClaimedWorkflow] = result
+        for row in claimed:
+            if row.workflow_id == watched:
+                return _Write("dequeue", None, row.queue_name, False)
+        return None
+    if planned is None:
+        return None
+    if planned.kind == "start":
+        created: InitResult = result
+        return planned if created.created else None
+    if kind in ("recv", "outcome"):
+        # None: no message to consume; False: the outcome lost its fence.
+        return planned if result else None
+    return planned
+
+
 class _Watcher:
-    """A SystemDatabase that counts the watched workflow's writes and crashes on cue."""
+    """A SystemDatabase that counts the watched workflow's writes and crashes on cue.
+
+    Every coroutine method is gated (after the crash it raises :class:`SimulatedCrash`);
+    those in :data:`CHECKPOINT_WRITES` are counted, those in ``_FINISHES`` watched for the
+    workflow's end; everything else passes straight through.
+    """
 
     def __init__(self, inner: SystemDatabase, run: CrashRun) -> None:
         self._inner = inner
         self._run = run
         self._dead = False
-        self.wakeups = inner.wakeups
-
-    # --- pass-through ------------------------------------------------------------------
 
     def __getattr__(self, name: str) -> Any:
         target = getattr(self._inner, name)
         if not inspect.iscoroutinefunction(target):
-            return target
+            return target  # attributes and plain methods: no database call to gate
+        kind = CHECKPOINT_WRITES.get(name)
+        finishes = _FINISHES.get(name)
 
         async def gated(*args: Any, **kwargs: Any) -> Any:
+            if kind is not None:
+                arguments = _arguments(name, self._inner, args, kwargs)
+                return await self._observed(kind, arguments, lambda: target(*args, **kwargs))
             self._gate()
             result = await target(*args, **kwargs)
             self._gate()
+            if finishes is not None and finishes(
+                _arguments(name, self._inner, args, kwargs), result, self._run.workflow_id
+            ):
+                self._finish()
             return result
 
         return gated
 
-    @property
-    def recheck_interval(self) -> float:
-        return self._inner.recheck_interval
-
-    def background_tasks(self) -> list[Any]:
-        return self._inner.background_tasks()
-
     async def close(self) -> None:
+        # Not gated: the launch closes the backend on its way out, crashed or not.
         await self._inner.close()
 
     # --- crash machinery ---------------------------------------------------------------
@@ -253,15 +360,13 @@ class _Watcher:
         raise SimulatedCrash(f"crashed at {checkpoint} of workflow {run.workflow_id}")
 
     async def _observed(
-        self,
-        workflow_id: str | None,
-        planned: _Write | None,
-        call: Callable[[], Awaitable[T]],
-        committed: Callable[[T], _Write | None],
+        self, kind: CheckpointKind, args: Mapping[str, Any], call: Callable[[], Awaitable[T]]
     ) -> T:
-        """Make ``call``, a write of ``planned`` for ``workflow_id``; count what committed."""
+        """Make ``call``, a ``kind`` write with ``args``; count what it committed for the
+        watched workflow, and crash before or after it when it is the crash point."""
         self._gate()
         run, point = self._run, self._run.point
+        workflow_id, planned = _planned(kind, args, run.workflow_id)
         watched = workflow_id == run.workflow_id
         if watched and planned is not None and point is not None and point.before:
             upcoming = self._checkpoint(planned, len(run.checkpoints) + 1)
@@ -269,7 +374,7 @@ class _Watcher:
                 await self._crash(upcoming, before=True)
         result = await call()
         self._gate()
-        write = committed(result) if watched else None
+        write = _committed(kind, planned, result, run.workflow_id) if watched else None
         if write is not None:
             checkpoint = self._checkpoint(write, len(run.checkpoints) + 1)
             run.checkpoints.append(checkpoint)
@@ -282,164 +387,6 @@ class _Watcher:
     def _finish(self) -> None:
         self._run.finished = True
         self._run._settled.set()
-
-    # --- observed writes ---------------------------------------------------------------
-
-    async def init_workflow(self, new: NewWorkflow, parent: ParentStep | None) -> InitResult:
-        call = lambda: self._inner.init_workflow(new, parent)  # noqa: E731
-        if parent is not None and parent.workflow_id == self._run.workflow_id:
-            child = _Write("child", parent.function_id, parent.function_name, True)
-            return await self._observed(parent.workflow_id, child, call, lambda _: child)
-        start = _Write("start", None, new.name, False)
-        return await self._observed(
-            new.workflow_id, start, call, lambda result: start if result.created else None
-        )
-
-    async def record_step(
-        self, owner_xid: str, step: RecordedStep, *, workflow_id: str, application_name: str | None
-    ) -> None:
-        write = _Write("step", step.function_id, step.function_name, True)
-        await self._observed(
-            workflow_id,
-            write,
-            lambda: self._inner.record_step(
-                owner_xid, step, workflow_id=workflow_id, application_name=application_name
-            ),
-            lambda _: write,
-        )
-
-    async def record_outcome(
-        self,
-        workflow_id: str,
-        owner_xid: str,
-        *,
-        status: str,
-        output: str | None,
-        error: str | None,
-        completed_at_ms: int,
-    ) -> bool:
-        write = _Write("outcome", None, status, False)
-        won: bool = await self._observed(
-            workflow_id,
-            write,
-            lambda: self._inner.record_outcome(
-                workflow_id,
-                owner_xid,
-                status=status,
-                output=output,
-                error=error,
-                completed_at_ms=completed_at_ms,
-            ),
-            lambda won: write if won else None,
-        )
-        return won
-
-    async def send(
-        self,
-        *,
-        destination_id: str,
-        topic: str,
-        message: str,
-        serialization: str | None,
-        message_uuid: str,
-        now_ms: int,
-        caller: Caller | None,
-    ) -> None:
-        write = None if caller is None else _Write("send", caller.function_id, "DBOS.send", True)
-        await self._observed(
-            None if caller is None else caller.workflow_id,
-            write,
-            lambda: self._inner.send(
-                destination_id=destination_id,
-                topic=topic,
-                message=message,
-                serialization=serialization,
-                message_uuid=message_uuid,
-                now_ms=now_ms,
-                caller=caller,
-            ),
-            lambda _: write,
-        )
-
-    async def consume_message(
-        self, caller: Caller, topic: str, now_ms: int
-    ) -> tuple[str, str | None] | None:
-        write = _Write("recv", caller.function_id, "DBOS.recv", True)
-        return await self._observed(
-            caller.workflow_id,
-            write,
-            lambda: self._inner.consume_message(caller, topic, now_ms),
-            lambda found: None if found is None else write,
-        )
-
-    async def set_event(
-        self, caller: Caller, key: str, value: str, serialization: str | None, now_ms: int
-    ) -> None:
-        write = _Write("event", caller.function_id, "DBOS.setEvent", caller.record)
-        await self._observed(
-            caller.workflow_id,
-            write,
-            lambda: self._inner.set_event(caller, key, value, serialization, now_ms),
-            lambda _: write,
-        )
-
-    async def write_stream(
-        self,
-        caller: Caller,
-        key: str,
-        value: str,
-        serialization: str | None,
-        now_ms: int,
-        *,
-        step_name: str,
-    ) -> None:
-        write = _Write("stream", caller.function_id, step_name, caller.record)
-        await self._observed(
-            caller.workflow_id,
-            write,
-            lambda: self._inner.write_stream(
-                caller, key, value, serialization, now_ms, step_name=step_name
-            ),
-            lambda _: write,
-        )
-
-    async def claim(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
-        def claimed(rows: list[ClaimedWorkflow]) -> _Write | None:
-            for row in rows:
-                if row.workflow_id == self._run.workflow_id:
-                    return _Write("dequeue", None, row.queue_name, False)
-            return None
-
-        rows: list[ClaimedWorkflow] = await self._observed(
-            self._run.workflow_id, None, lambda: self._inner.claim(request), claimed
-        )
-        return rows
-
-    # --- other ways to finish ----------------------------------------------------------
-
-    async def cancel_workflows(self, workflow_ids: list[str], now_ms: int) -> list[str]:
-        self._gate()
-        cancelled = await self._inner.cancel_workflows(workflow_ids, now_ms)
-        self._gate()
-        if self._run.workflow_id in cancelled:
-            self._finish()
-        return cancelled
-
-    async def sweep_timeouts(self, application_name: str, now_ms: int) -> list[str]:
-        self._gate()
-        cancelled = await self._inner.sweep_timeouts(application_name, now_ms)
-        self._gate()
-        if self._run.workflow_id in cancelled:
-            self._finish()
-        return cancelled
-
-    async def dead_letter(self, workflow_id: str, observed_attempts: int, now_ms: int) -> bool:
-        self._gate()
-        parked = await self._inner.dead_letter(workflow_id, observed_attempts, now_ms)
-        self._gate()
-        if parked and workflow_id == self._run.workflow_id:
-            self._finish()
-        return parked
 
 
 @asynccontextmanager
