@@ -158,7 +158,7 @@ async def test_the_watcher_cancels_a_plain_wait_between_steps_within_one_interva
     assert probe.seen == ["Cancelled"]
     assert probe.ran == ["a"]
     logged = [record.getMessage() for record in caplog.records]
-    assert any("napper is cancelled elsewhere: stopping" in message for message in logged)
+    assert any("napper was cancelled: stopping" in message for message in logged)
 
 
 async def test_the_watcher_cancels_a_step_body_running_when_the_cancel_lands(

@@ -54,6 +54,10 @@ class LocalExecution:
     # Set when the workflow was cancelled (here, or elsewhere and seen by the watcher): the
     # scope's cancellation is then the row's outcome to adopt, not a shutdown.
     cancel_requested: bool = False
+    # Run as a task of the executor's nursery (a dequeued or recovered row): nobody awaits
+    # the task itself, so an execution that lost its row ends at once instead of waiting
+    # for the new owner's outcome (its handles fall back to the row).
+    detached: bool = False
 
 
 @attrs.define

@@ -16,6 +16,16 @@ launches (or its hosted Conductor says so). Here any live executor can take over
   parks, and the adopter runs the row from its checkpoints; at most the step that was in
   flight runs in both. The cancel watcher of the old owner also stops it when it sees
   the row re-owned.
+* **Silence counts only while the judge could hear.** An executor cut off from the database
+  (an outage, a partition, a process paused for a while) saw nobody's stamps, and its
+  peers, cut off by the same outage, could not write any: after it reconnects it judges
+  no one until it has reached the database without a break for the whole adoption
+  window, by which time every live peer has stamped again. Only silence the judge was
+  there to observe can mean death.
+* **Only executors that stamp are judged.** Owner tokens of dbos_trio executions carry a
+  mark (:func:`~dbos_trio._core.ids.heartbeat_owner_token`); an executor whose rows lack
+  it (an official SDK executor, which never stamps) is never adopted automatically, however
+  long its rows look still: only ``recover_executor`` moves its work.
 * **Rows keep their version.** A re-enqueued row runs on an executor of its version
   (that is what a version means); one of a version nobody runs is reported (doctor).
 
@@ -120,20 +130,40 @@ def _wake_workers(executor: Executor) -> None:
         executor.wakeups.wake(queue_key(name))
 
 
-async def adopt_silent(executor: Executor) -> dict[str, list[str]]:
+async def adopt_silent(
+    executor: Executor, hearing: Hearing | None = None, now: float | None = None
+) -> dict[str, list[str]]:
     """One adoption pass: the PENDING rows of every executor silent for longer than
-    ``Config.adopt_dead_executors_after``, re-enqueued; by executor id."""
+    ``Config.adopt_dead_executors_after``, re-enqueued; by executor id.
+
+    With ``hearing`` (the heartbeat's), the query doubles as the probe that the database
+    answers, and nothing is adopted unless this executor has reached it without a break for
+    the whole window (``now`` is the Trio clock's reading)."""
     after = executor.config.adopt_dead_executors_after
     if after is None:
         return {}
-    now = executor.clock.now_ms()
-    silent_before = now - round(after * 1000)
-    adopted: dict[str, list[str]] = {}
-    for dead in await executor.sysdb.silent_executors(
+    now_ms = executor.clock.now_ms()
+    silent_before = now_ms - round(after * 1000)
+    silent = await executor.sysdb.silent_executors(
         executor.app_name, executor.executor_id, silent_before
-    ):
+    )
+    if hearing is not None:
+        assert now is not None
+        hearing.reached(now)
+        if hearing.continuous_for(now) < after:
+            if silent:
+                logger.info(
+                    "executor(s) %s look silent, but this executor has reached the database "
+                    "without a break for only %.1f s of the %g s needed to judge: waiting",
+                    ", ".join(silent),
+                    hearing.continuous_for(now),
+                    after,
+                )
+            return {}
+    adopted: dict[str, list[str]] = {}
+    for dead in silent:
         moved = await executor.sysdb.reenqueue_executor(
-            dead, None, executor.app_name, now, updated_before_ms=silent_before
+            dead, None, executor.app_name, now_ms, updated_before_ms=silent_before
         )
         if moved:
             adopted[dead] = moved
@@ -165,6 +195,7 @@ async def heartbeat(
         if executor.config.adopt_dead_executors_after is None:
             await trio.sleep_forever()
         interval = max(interval, executor.background_interval)
+    hearing = Hearing(interval)
     while True:
         await trio.sleep(interval * random.uniform(0.9, 1.1))
         try:
@@ -173,6 +204,38 @@ async def heartbeat(
                 await executor.sysdb.touch_running(
                     executor.executor_id, running, executor.clock.now_ms()
                 )
-            await adopt_silent(executor)
+                hearing.reached(trio.current_time())
+            await adopt_silent(executor, hearing, trio.current_time())
         except SystemDatabaseError as error:
+            hearing.lost()
             logger.warning("heartbeat failed (trying again next interval): %s", error)
+
+
+class Hearing:
+    """Since when this executor has reached the database without a break (Trio clock).
+
+    A break is a failed pass, or a gap between two passes longer than two intervals (the
+    process was paused, or one call waited out an outage inside the retrier): peers could
+    not be heard then, so their silence from before it is no evidence.
+    """
+
+    def __init__(self, interval: float) -> None:
+        self._interval = interval
+        self._since: float | None = None
+        self._last: float | None = None
+
+    def reached(self, now: float) -> None:
+        """A round trip to the database just succeeded."""
+        if self._last is None or now - self._last > 2.2 * self._interval:
+            self._since = now
+        self._last = now
+
+    def lost(self) -> None:
+        """A round trip failed: whatever follows starts a new stretch."""
+        self._since = self._last = None
+
+    def continuous_for(self, now: float) -> float:
+        """Seconds of unbroken contact up to the last round trip (0 if none yet)."""
+        if self._since is None or self._last is None or now - self._last > 2.2 * self._interval:
+            return 0.0
+        return self._last - self._since

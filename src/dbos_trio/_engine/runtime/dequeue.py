@@ -43,7 +43,7 @@ from dbos_trio._core.admission import (
     paced_polling,
     stored_queue_problem,
 )
-from dbos_trio._core.ids import random_uuid
+from dbos_trio._core.ids import heartbeat_owner_token
 from dbos_trio._engine.runtime.dispatch import dispatch
 from dbos_trio._sysdb.protocol import QueueContention
 from dbos_trio._sysdb.records import INTERNAL_QUEUE, ClaimedWorkflow, ClaimRequest
@@ -268,7 +268,7 @@ def _request(
 
 async def claim_once(executor: Executor, config: QueueConfig) -> list[tuple[ClaimedWorkflow, str]]:
     """One poll of one queue: what this executor claimed, with the claim's owner token."""
-    owner_xid = random_uuid()
+    owner_xid = heartbeat_owner_token()
     if not config.partitioned:
         request = _request(executor, config, None, owner_xid)
         if request.local_budget == 0:

@@ -173,6 +173,7 @@ async def dispatch(executor: Executor, claimed: ClaimedWorkflow, owner_xid: str)
         waited = max(0, executor.clock.now_ms() - claimed.created_at) / 1000
         metrics.dispatched(claimed.queue_name, waited, recovered=claimed.recovery_attempts > 1)
     execution = executor.begin_local(workflow_id, owner_xid)
+    execution.detached = True
     executor.running.add(claimed.queue_name, claimed.partition_key)
     executor.spawn(_run_holding_slot, executor, plan, execution, claimed)
 

@@ -50,11 +50,17 @@ async def stop_lost(executor: Executor) -> list[str]:
         and run.owner_xid == owners[workflow_id]
     ]
     for workflow_id in stale:
-        logger.info(
-            "workflow %s is %s elsewhere: stopping its execution here",
-            workflow_id,
-            "cancelled" if lost[workflow_id] == CANCELLED else "no longer ours",
-        )
+        if lost[workflow_id] == CANCELLED:
+            logger.info("workflow %s was cancelled: stopping its execution here", workflow_id)
+        else:
+            # Another executor took it over (adoption after a partition, a manual recover):
+            # an operator wants to know, once, that this executor gave it up.
+            logger.warning(
+                "workflow %s is no longer this executor's (its row is %s): stopping its "
+                "execution here; whoever owns it now runs it on from its checkpoints",
+                workflow_id,
+                "deleted" if lost[workflow_id] is None else lost[workflow_id],
+            )
     executor.stop_local(stale)
     return stale
 

@@ -229,8 +229,19 @@ async def _finish(
 
 
 async def _adopt(executor: Executor, plan: ExecutionPlan, execution: LocalExecution) -> Any:
-    """This execution lost its workflow: wait for the owner's outcome and return it."""
-    outcome = await wait_for_outcome(executor, plan.workflow_id, exclude_local=execution)
+    """This execution lost its workflow: let go of it at once, then (if a caller awaits this
+    very execution) wait for the owner's outcome and return it.
+
+    Letting go first matters in a fleet: an execution that kept its place while waiting
+    would keep its queue slot (every slot of every executor can end up holding such a
+    waiter after a shared outage, and then nothing runs) and would be found "lost" again by
+    every pass of the cancel watcher. A detached execution (a dequeued row) returns at once;
+    its handles read the outcome from the row.
+    """
+    executor.end_local(execution)
+    if execution.detached:
+        return None
+    outcome = await wait_for_outcome(executor, plan.workflow_id)
     execution.outcome = outcome
     try:
         execution.returned = raise_or_return(executor, plan.workflow_id, outcome)

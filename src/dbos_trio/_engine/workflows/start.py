@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from dbos_trio._core import attributes as attributes_rules
-from dbos_trio._core.ids import random_uuid
+from dbos_trio._core.ids import heartbeat_owner_token, random_uuid
 from dbos_trio._core.units import timeout_ms as to_timeout_ms
 from dbos_trio._engine.context import WorkflowContext, current_step, current_workflow
 from dbos_trio._engine.observability.hooks import carrier_attributes
@@ -287,7 +287,7 @@ async def start(
     inputs = encode_inputs(executor, registered.name, shape.args, kwargs, fmt)
     now = executor.clock.now_ms()
     timeout_ms, deadline_ms = start_timeout(executor, parent, queued=False, now_ms=now)
-    token = random_uuid()
+    token = heartbeat_owner_token()
     new = new_row(
         workflow_id=workflow_id,
         name=registered.name,

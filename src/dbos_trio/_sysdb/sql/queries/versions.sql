@@ -75,12 +75,16 @@ WHERE status = 'PENDING' AND executor_id = :executor_id AND workflow_uuid {in:wo
 
 -- name: silent_executors
 -- Executors (not this one) whose PENDING rows of the application were all last stamped at
--- or before :silent_before: no heartbeat for that long.
+-- or before :silent_before: no heartbeat for that long. Only executors all of whose rows
+-- carry a heartbeat owner token (core/ids.py: '8d70' at the 15th character): an executor
+-- that never stamps its rows (the official SDKs) is silent however alive it is, so its
+-- silence proves nothing and its work is never taken.
 SELECT executor_id FROM {schema}.workflow_status
 WHERE status = 'PENDING' AND executor_id IS NOT NULL AND executor_id <> :executor_id
   AND (application_name = :application_name OR application_name IS NULL)
 GROUP BY executor_id
 HAVING MAX(updated_at) <= :silent_before
+  AND MIN(CASE WHEN substr(owner_xid, 15, 4) = '8d70' THEN 1 ELSE 0 END) = 1
 
 -- name: names_ever_run
 -- Of the given workflow names, those some row of which was ever dequeued or started
