@@ -9,6 +9,7 @@ Workflow bodies record what they were called with in the test's memory.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import time
@@ -24,8 +25,10 @@ import trio
 import trio.testing
 
 import dbos_trio._clock
-from dbos_trio import DBOS, Client, Config, PickleSerializer
+from dbos_trio import DBOS, Client, Config, DBOSInvalidArgumentError, PickleSerializer
 from dbos_trio._core import cron
+from dbos_trio._engine.schedules.firing import MAX_BACKFILL_TICKS
+from dbos_trio._engine.schedules.scheduler import MAX_CATCH_UP_TICKS
 from dbos_trio.testing import launched, sqlite_url
 
 APP = "sched-virtual"
@@ -88,7 +91,8 @@ def rows_of(url: str, schedule_name: str) -> list[tuple[str, str, str, str | Non
 
 
 def expected_ids(name: str, expression: str, start: datetime, end: datetime, tz: Any) -> list[str]:
-    return [cron.firing_id(name, t) for t in cron.ticks_between(expression, start, end, tz)]
+    ticks = cron.ticks_between(expression, start, end, tz)
+    return [cron.firing_id(name, t) for t in ticks]
 
 
 # Virtual seconds of the one-second schedule: a quarter day in the suite (the same
@@ -380,3 +384,87 @@ async def test_a_dst_day_fires_as_croniter_defines_it(
     assert sorted(i for i in app.ids() if i.startswith("sched-ny-nightly-")) == [
         f"sched-ny-nightly-{t}" for t in nightly
     ]
+
+
+# --- one hostile schedule row never freezes the executor: catch-up and backfill are bounded
+# (a per-second cron, automatic_backfill, last_fired_at in 1970: fifty-six years of missed
+# ticks, which a catch-up computing every tick never finished)
+
+
+def _runs(url: str, schedule_name: str) -> int:
+    conn = sqlite3.connect(url[len("sqlite:///") :])
+    try:
+        row = conn.execute(
+            "SELECT count(*) FROM workflow_status WHERE schedule_name = ?", (schedule_name,)
+        ).fetchone()
+        return int(row[0])
+    finally:
+        conn.close()
+
+
+def _make_hostile(url: str, schedule_name: str) -> None:
+    conn = sqlite3.connect(url[len("sqlite:///") :])
+    try:
+        conn.execute(
+            "UPDATE workflow_schedules SET status = 'ACTIVE', automatic_backfill = 1, "
+            "last_fired_at = '1970-01-01T00:00:00+00:00' WHERE schedule_name = ?",
+            (schedule_name,),
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+
+async def test_a_schedule_last_fired_in_1970_catches_up_its_latest_ticks_only(
+    autojump_clock: trio.testing.MockClock,
+    url: str,
+    wall: Callable[[datetime], None],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="dbos_trio")
+    start = datetime(2026, 6, 1, tzinfo=UTC)
+    wall(start)
+    app = App(url)
+    async with launched(app.dbos):
+        await app.dbos.create_schedule(
+            schedule_name="hostile", workflow=app.tick, schedule="* * * * * *"
+        )
+        await app.dbos.pause_schedule("hostile")
+        await app.dbos.create_schedule(
+            schedule_name="healthy", workflow=app.tick, schedule="* * * * *"
+        )
+    _make_hostile(url, "hostile")
+    healthy_before = _runs(url, "healthy")
+    async with launched(app.dbos):
+        await trio.sleep(5 * 60 + 15)  # five minutes and a firing's jitter
+        await app.dbos.pause_schedule("hostile")
+    assert _runs(url, "healthy") - healthy_before == 5
+    caught_up_and_fired = _runs(url, "hostile")
+    # The latest MAX_CATCH_UP_TICKS missed ticks, then about one a second while it ran.
+    assert MAX_CATCH_UP_TICKS < caught_up_and_fired <= MAX_CATCH_UP_TICKS + 5 * 60 + 20
+    warned = [r.getMessage() for r in caplog.records if "missed more than" in r.getMessage()]
+    assert warned and "'hostile'" in warned[0] and str(MAX_CATCH_UP_TICKS) in warned[0]
+
+
+async def test_a_backfill_of_too_many_ticks_is_refused_before_anything_is_written(
+    autojump_clock: trio.testing.MockClock, url: str, wall: Callable[[datetime], None]
+) -> None:
+    now = datetime(2026, 6, 8, tzinfo=UTC)
+    wall(now)
+    app = App(url)
+    async with launched(app.dbos):
+        await app.dbos.create_schedule(
+            schedule_name="every-second", workflow=app.tick, schedule="* * * * * *"
+        )
+        await app.dbos.pause_schedule("every-second")
+        with pytest.raises(DBOSInvalidArgumentError) as refused:
+            await app.dbos.backfill_schedule("every-second", now - timedelta(days=3), now)
+        # Within the bound, the same call fires every tick.
+        handles = await app.dbos.backfill_schedule(
+            "every-second", now - timedelta(seconds=30), now
+        )
+    message = str(refused.value)
+    assert "'every-second'" in message and f"{MAX_BACKFILL_TICKS:,}" in message
+    assert "nothing was written" in message
+    assert len(handles) == 29
+    assert _runs(url, "every-second") == 29

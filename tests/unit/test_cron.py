@@ -40,7 +40,7 @@ def test_an_unknown_time_zone_is_refused_and_a_known_one_kept() -> None:
 
 def test_six_fields_mean_seconds_first() -> None:
     start = datetime(2026, 1, 1, tzinfo=UTC)
-    ticks = cron.ticks_between("*/15 * * * * *", start, start + timedelta(minutes=1), UTC)
+    ticks = list(cron.ticks_between("*/15 * * * * *", start, start + timedelta(minutes=1), UTC))
     assert [t.second for t in ticks] == [15, 30, 45]
 
 
@@ -85,3 +85,19 @@ def test_jitter_is_at_most_a_tenth_of_the_wait_and_ten_seconds() -> None:
     assert cron.jitter(3600.0, 0.999) <= 10.0
     assert cron.jitter(3600.0, 0.5) == 5.0
     assert cron.jitter(-5.0, 0.9) == 0.0
+
+
+def test_the_latest_ticks_are_counted_back_from_the_end_however_far_the_start() -> None:
+    end = datetime(2026, 1, 1, 0, 0, 10, tzinfo=UTC)
+    # A per-second schedule last fired at the epoch: fifty-six years of ticks, of which
+    # only the last five are computed.
+    ticks, older = cron.latest_ticks("* * * * * *", datetime(1970, 1, 1, tzinfo=UTC), end, UTC, 5)
+    assert [t.second for t in ticks] == [5, 6, 7, 8, 9]
+    assert older
+
+
+def test_the_latest_ticks_say_when_nothing_was_left_out() -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    ticks, older = cron.latest_ticks("*/15 * * * * *", start, start + timedelta(minutes=1), UTC, 10)
+    assert [t.second for t in ticks] == [15, 30, 45]
+    assert not older

@@ -75,16 +75,42 @@ def ticks_after(expression: str, after: datetime, tz: tzinfo) -> Iterator[dateti
         yield tick
 
 
-def ticks_between(expression: str, start: datetime, end: datetime, tz: tzinfo) -> list[datetime]:
-    """The firing instants strictly between ``start`` and ``end`` (naive times are UTC)."""
+def ticks_between(
+    expression: str, start: datetime, end: datetime, tz: tzinfo
+) -> Iterator[datetime]:
+    """The firing instants strictly between ``start`` and ``end`` (naive times are UTC), in
+    order, one at a time: a per-second cron over years is billions of ticks, so a caller
+    that could meet such a range takes them lazily and bounds how many it takes."""
     if end.tzinfo is None:
         end = end.replace(tzinfo=UTC)
-    found: list[datetime] = []
     for tick in ticks_after(expression, start, tz):
         if tick >= end:
-            return found
-        found.append(tick)
-    return found  # pragma: no cover - ticks_after never ends
+            return
+        yield tick
+
+
+def latest_ticks(
+    expression: str, after: datetime, before: datetime, tz: tzinfo, most: int
+) -> tuple[list[datetime], bool]:
+    """Up to ``most`` of the latest firing instants strictly between ``after`` and
+    ``before``, in order, and whether older ones were left out.
+
+    Counted back from ``before``, so the work is bounded by ``most`` however far back
+    ``after`` lies (a schedule last fired in 1970 costs no more than one last fired a
+    minute ago)."""
+    for moment in (after, before):
+        if moment.tzinfo is None:
+            raise ValueError("latest_ticks needs aware datetimes")
+    ticks = croniter(expression, before.astimezone(tz), second_at_beginning=True)
+    found: list[datetime] = []
+    while len(found) < most:
+        tick: datetime = ticks.get_prev(datetime)
+        if tick <= after:
+            return found[::-1], False
+        if tick < before:
+            found.append(tick)
+    older: datetime = ticks.get_prev(datetime)
+    return found[::-1], older > after
 
 
 def firing_id(schedule_name: str, tick: datetime) -> str:

@@ -12,6 +12,10 @@ Invariants, and why:
   process's) and that application's latest version, ``schedule_name`` set, and inputs
   ``(scheduled_time, context)`` in this process's serializer. Any executor of the owner
   that registers the workflow name runs it.
+* A backfill is bounded and never blocks the executor: its ticks are taken one at a time
+  (each firing is a database round trip, a point where Trio may switch and cancel), and a
+  range holding more than :data:`MAX_BACKFILL_TICKS` is refused, naming the schedule,
+  before anything is written — a per-second cron over three days is 259,200 workflows.
 """
 
 from __future__ import annotations
@@ -19,15 +23,20 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import trio
+
 from dbos_trio._core import cron
 from dbos_trio._engine.schedules.definitions import decode_context, existing
 from dbos_trio._engine.workflows.rows import Placement, Writer, new_row
 from dbos_trio._sysdb.records import INTERNAL_QUEUE, ScheduleRow
 from dbos_trio._sysdb.wakeups import queue_key
-from dbos_trio.errors import DBOSArgumentTypeError
+from dbos_trio.errors import DBOSArgumentTypeError, DBOSInvalidArgumentError
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Runtime
+
+# The most ticks one backfill may fire (docs/schedules.md): a larger range is refused.
+MAX_BACKFILL_TICKS = 10_000
 
 
 async def fire(
@@ -86,8 +95,19 @@ async def backfill(runtime: Runtime, name: str, start: datetime, end: datetime) 
     row = await existing(runtime, name)
     context = decode_context(runtime.codec, row)
     tz = cron.zone(row.cron_timezone)
-    ids = []
+    ticks: list[datetime] = []
     for tick in cron.ticks_between(row.schedule, start, end, tz):
+        if len(ticks) == MAX_BACKFILL_TICKS:
+            raise DBOSInvalidArgumentError(
+                f"backfilling schedule {row.schedule_name!r} from {start.isoformat()} to "
+                f"{end.isoformat()} would fire more than {MAX_BACKFILL_TICKS:,} ticks of "
+                f"{row.schedule!r}: nothing was written; backfill a shorter range, in parts"
+            )
+        ticks.append(tick)
+        if len(ticks) % 256 == 0:
+            await trio.lowlevel.checkpoint()  # counting is CPU work: let others run
+    ids = []
+    for tick in ticks:
         await fire(runtime, row, tick, context)
         ids.append(cron.firing_id(row.schedule_name, tick))
     return ids

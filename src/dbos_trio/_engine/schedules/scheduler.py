@@ -18,7 +18,11 @@ Invariants, and why:
   down, and the write retries), the ticks passed meanwhile fire once it is back, each
   with its own id. Ticks that passed while no task ran — the process was down, or the
   schedule paused — are skipped, unless the schedule has ``automatic_backfill``: then a
-  task starting for it first fires every tick after its ``last_fired_at``.
+  task starting for it first fires the ticks after its ``last_fired_at``, at most
+  :data:`MAX_CATCH_UP_TICKS` of them (the latest; a WARNING names the schedule when older
+  ones are left out). The ticks are counted back from now, so a ``last_fired_at`` decades
+  old costs no more than one a minute old, and each firing is a round trip where Trio may
+  switch: one hostile row never holds up the other schedules or the executor's shutdown.
 * Nothing a schedule does stops the scheduler: a firing that fails is logged and the next
   tick comes; a schedule whose row cannot be read (its context, its cron) is logged and
   left stopped until its definition changes.
@@ -28,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import random
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -37,7 +41,7 @@ import trio
 from dbos_trio._core import cron
 from dbos_trio._engine.schedules import definitions as schedules
 from dbos_trio._engine.schedules.definitions import ACTIVE, SCHEDULES_KEY, ScheduleSpec
-from dbos_trio._engine.schedules.firing import backfill, fire
+from dbos_trio._engine.schedules.firing import fire
 from dbos_trio._sysdb.records import ScheduleFilters, ScheduleRow
 
 if TYPE_CHECKING:
@@ -46,6 +50,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger("dbos_trio.scheduler")
 
 STARTUP_SECONDS = 60.0
+# The most missed ticks a schedule with automatic_backfill fires when its task starts.
+MAX_CATCH_UP_TICKS = 1_000
 STARTUP_POLL_SECONDS = 1.0
 
 
@@ -156,7 +162,7 @@ async def _run(
             return
         clock = executor.clock
         if catch_up and row.automatic_backfill and row.last_fired_at:
-            await _catch_up(executor, row, clock.now())
+            await _catch_up(executor, row, context, clock.now())
         start = cron.epoch_datetime(clock.now(), tz)
         for tick in cron.ticks_after(row.schedule, start, tz):
             at = tick.timestamp()
@@ -169,13 +175,29 @@ async def _run(
                 )
 
 
-async def _catch_up(executor: Executor, row: ScheduleRow, now: float) -> None:
-    """Fire the ticks missed since the schedule last fired (``automatic_backfill``)."""
+async def _catch_up(executor: Executor, row: ScheduleRow, context: Any, now: float) -> None:
+    """Fire the ticks missed since the schedule last fired (``automatic_backfill``), the
+    latest :data:`MAX_CATCH_UP_TICKS` of them at most."""
     try:
         last = datetime.fromisoformat(row.last_fired_at or "")
-        if last.timestamp() < now:
-            made = await backfill(executor, row.schedule_name, last, cron.epoch_datetime(now))
-            if made:
-                logger.info("schedule %r: caught up %d ticks", row.schedule_name, len(made))
+        if last.tzinfo is None:
+            last = last.replace(tzinfo=UTC)
+        tz = cron.zone(row.cron_timezone)
+        ticks, older = cron.latest_ticks(
+            row.schedule, last, cron.epoch_datetime(now), tz, MAX_CATCH_UP_TICKS
+        )
+        if older:
+            logger.warning(
+                "schedule %r missed more than %d ticks since it last fired (%s): catching up "
+                "only the latest %d; backfill_schedule fires older ones if they are wanted",
+                row.schedule_name,
+                MAX_CATCH_UP_TICKS,
+                row.last_fired_at,
+                MAX_CATCH_UP_TICKS,
+            )
+        for tick in ticks:
+            await fire(executor, row, tick, context)
+        if ticks:
+            logger.info("schedule %r: caught up %d ticks", row.schedule_name, len(ticks))
     except Exception as error:
         logger.warning("schedule %r: catching up failed: %r", row.schedule_name, error)
