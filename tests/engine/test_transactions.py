@@ -316,18 +316,35 @@ async def test_a_function_that_commits_by_itself_is_refused(
 ) -> None:
     dbos = make_dbos()
     ds = datasource_for(dbos, app_database_url)
+    await execute(app_database_url, COUNTERS)
 
     @ds.transaction()
     async def rogue(conn: TransactionConnection) -> None:
+        await conn.execute("INSERT INTO counters (id, n) VALUES (1, 1)")
         await conn.execute("COMMIT")
+
+    @ds.transaction()
+    async def sneaky(conn: TransactionConnection) -> None:
+        await conn.execute("INSERT INTO counters (id, n) VALUES (2, 1); COMMIT; BEGIN")
+
+    @dbos.workflow()
+    async def rogue_workflow() -> None:
+        await sneaky()
 
     @ds.transaction  # the bare form works too
     async def leaky(conn: TransactionConnection) -> TransactionConnection:
         return conn
 
     async with dbos.launched():
-        with pytest.raises(DBOSException, match="committed or rolled back"):
+        # Refused before the statement is sent: the insert before it is rolled back with
+        # the transaction, and nothing commits apart from a checkpoint.
+        with pytest.raises(DBOSInvalidArgumentError, match="COMMIT inside a @transaction"):
             await rogue()
+        with SetWorkflowID("rogue-1"):
+            with pytest.raises(DBOSInvalidArgumentError, match="COMMIT inside a @transaction"):
+                await rogue_workflow()
+        assert await query(app_database_url, "SELECT id FROM counters") == []
+        assert (await status_row(dbos.config.database_url or "", "rogue-1"))["status"] == "ERROR"
         kept = await leaky()
         with pytest.raises(DBOSException, match="transaction is over"):
             await kept.execute("SELECT 1")

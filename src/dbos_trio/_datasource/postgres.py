@@ -28,6 +28,7 @@ import psycopg
 from psycopg import pq
 
 from dbos_trio._datasource import migrate
+from dbos_trio._datasource.control import refusal
 from dbos_trio._datasource.protocol import (
     OUTPUTS_TABLE,
     CheckpointTarget,
@@ -49,7 +50,7 @@ from dbos_trio._sysdb.errors import ConnectionLost, DatabaseClosed
 from dbos_trio._sysdb.migrations import quote_identifier
 from dbos_trio._sysdb.postgres.errors import map_error
 from dbos_trio._sysdb.statements import load_templates, render, to_psycopg
-from dbos_trio.errors import DBOSException, DBOSInitializationError
+from dbos_trio.errors import DBOSException, DBOSInitializationError, DBOSInvalidArgumentError
 
 T = TypeVar("T")
 
@@ -95,6 +96,7 @@ class PostgresTransactionConnection:
 
     async def _cursor(self, sql: str, params: Params) -> psycopg.AsyncCursor[Any]:
         self._check_open()
+        _refuse_control(sql)
         # Named parameters take the driver's prepared fast path (one Bind/Execute).
         prepare = True if type(params) is dict else None
         return await self._conn.execute(sql, params, prepare=prepare)
@@ -104,6 +106,7 @@ class PostgresTransactionConnection:
 
     async def execute_many(self, sql: str, params: Sequence[Params]) -> int:
         self._check_open()
+        _refuse_control(sql)
         cur = self._conn.cursor()
         await cur.executemany(sql, [() if one is None else one for one in params])
         return cur.rowcount
@@ -284,3 +287,9 @@ class PostgresDatasource:
         if isinstance(map_error(error, self._scrub), ConnectionLost):
             return "connection"
         return None
+
+
+def _refuse_control(sql: str) -> None:
+    reason = refusal(sql)
+    if reason is not None:
+        raise DBOSInvalidArgumentError(reason)

@@ -31,6 +31,7 @@ from typing import Any, Literal, TypeVar
 import trio
 
 from dbos_trio._datasource import migrate
+from dbos_trio._datasource.control import refusal
 from dbos_trio._datasource.protocol import (
     OUTPUTS_TABLE,
     CheckpointTarget,
@@ -125,6 +126,7 @@ class SQLiteTransactionConnection:
     async def _cursor(self, sql: str, params: Params) -> sqlite3.Cursor:
         await trio.lowlevel.checkpoint()
         self._check_open()
+        _refuse_control(sql)
         text, arguments = _arguments(sql, params)
         return self._raw.execute(text, arguments)
 
@@ -134,6 +136,7 @@ class SQLiteTransactionConnection:
     async def execute_many(self, sql: str, params: Sequence[Params]) -> int:
         await trio.lowlevel.checkpoint()
         self._check_open()
+        _refuse_control(sql)
         sets = list(params)
         if not sets:
             return 0
@@ -298,3 +301,9 @@ class SQLiteDatasource:
         if is_busy(error):
             return "serialization"
         return None
+
+
+def _refuse_control(sql: str) -> None:
+    reason = refusal(sql)
+    if reason is not None:
+        raise DBOSInvalidArgumentError(reason)
