@@ -340,9 +340,9 @@ async def test_a_function_that_commits_by_itself_is_refused(
         # the transaction, and nothing commits apart from a checkpoint.
         with pytest.raises(DBOSInvalidArgumentError, match="COMMIT inside a @transaction"):
             await rogue()
-        with SetWorkflowID("rogue-1"):
-            with pytest.raises(DBOSInvalidArgumentError, match="COMMIT inside a @transaction"):
-                await rogue_workflow()
+        refused = pytest.raises(DBOSInvalidArgumentError, match="COMMIT inside a @transaction")
+        with SetWorkflowID("rogue-1"), refused:
+            await rogue_workflow()
         assert await query(app_database_url, "SELECT id FROM counters") == []
         assert (await status_row(dbos.config.database_url or "", "rogue-1"))["status"] == "ERROR"
         kept = await leaky()
