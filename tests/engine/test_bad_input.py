@@ -655,7 +655,7 @@ CLIENT_CASES = [
         WRONG_TYPE,
         "workflow_ids",
     ),
-    case("cancel-nul", lambda w: w.client.cancel_workflow(NUL), INVALID, "workflow_ids[0]"),
+    case("cancel-nul", lambda w: w.client.cancel_workflow(NUL), INVALID, "workflow_id"),
     case(
         "resume-queue-empty",
         lambda w: w.client.resume_workflow(w.cancelled, queue_name=""),

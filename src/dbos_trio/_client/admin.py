@@ -1,15 +1,12 @@
-"""Attributes and rewind, as methods of :class:`~dbos_trio.Client` (the same engine
-calls as ``DBOS``'s, never checkpointed)."""
+"""Attributes and rewind, as methods of :class:`~dbos_trio.Client` (the shared operations
+of :mod:`dbos_trio._ops.manage`, as ``DBOS``'s, never checkpointed)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from dbos_trio._client.base import ClientBase, ClientWorkflowHandle
-from dbos_trio._core import attributes as attributes_rules
-from dbos_trio._core import validate
-from dbos_trio._engine.admin import edit as admin
-from dbos_trio.errors import DBOSException
+from dbos_trio._ops import manage
 
 
 class ClientAdmin(ClientBase):
@@ -19,13 +16,7 @@ class ClientAdmin(ClientBase):
         """Replace the workflow's attributes (None clears them) or, with ``merge=True``,
         set the given top-level keys and keep the others; a missing workflow is left
         alone. Bad values raise before anything is written."""
-        validate.text(workflow_id, "workflow_id")
-        validate.boolean(merge, "merge")
-        if merge and attributes is None:
-            raise DBOSException("Cannot merge None into workflow attributes")
-        encoded = attributes_rules.optional(attributes, "attributes")
-        runtime = self._require("update_workflow_attributes")
-        await admin.update_workflow_attributes(runtime, workflow_id, encoded, merge=merge)
+        await manage.update_workflow_attributes(self._reach, workflow_id, attributes, merge=merge)
 
     async def rewind_workflow(
         self,
@@ -38,19 +29,12 @@ class ClientAdmin(ClientBase):
     ) -> ClientWorkflowHandle[Any]:
         """Re-run a finished workflow under the same id from ``start_step`` (default 1);
         see :meth:`dbos_trio.DBOS.rewind_workflow`."""
-        validate.text(workflow_id, "workflow_id")
-        step = 1 if start_step is None else start_step
-        validate.integer(step, "start_step", low=1, high=validate.INT32_MAX)
-        validate.optional_text(application_version, "application_version")
-        validate.optional_text(queue_name, "queue_name")
-        validate.optional_text(queue_partition_key, "queue_partition_key")
-        runtime = self._require("rewind_workflow")
-        await admin.rewind_workflow(
-            runtime,
+        rewound = await manage.rewind_workflow(
+            self._reach,
             workflow_id,
-            step,
+            start_step=start_step,
             application_version=application_version,
             queue_name=queue_name,
             queue_partition_key=queue_partition_key,
         )
-        return self._handle(workflow_id)
+        return self._handle(rewound)

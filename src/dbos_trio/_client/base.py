@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -21,6 +22,7 @@ from dbos_trio._config import (
 from dbos_trio._core.ending import collapse
 from dbos_trio._engine.state import Runtime
 from dbos_trio._engine.workflows.handle import StoredWorkflowHandle
+from dbos_trio._ops.reach import unrecorded
 from dbos_trio._redact import Scrubber, redact_url
 from dbos_trio._serialization import Codec, PickleSerializer, Serializer
 from dbos_trio._sysdb.open import BackendOptions, open_system_database
@@ -28,6 +30,7 @@ from dbos_trio._sysdb.retry import EXECUTOR_POLICY
 from dbos_trio.errors import DBOSConfigError, DBOSException, DBOSInitializationError
 
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 class ClientWorkflowHandle(StoredWorkflowHandle[R]):
@@ -35,6 +38,25 @@ class ClientWorkflowHandle(StoredWorkflowHandle[R]):
 
     Nothing a client does is checkpointed, even from inside a workflow body.
     """
+
+
+class ClientReach:
+    """``Client``'s :class:`~dbos_trio._ops.reach.Reach` (and the command line's): the
+    client's runtime while it is open, and nothing ever checkpointed."""
+
+    def __init__(self, client: ClientBase) -> None:
+        self._client = client
+
+    def runtime(self, operation: str) -> Runtime:
+        """The client's runtime; :class:`~dbos_trio.DBOSException` naming ``operation``
+        outside its ``async with`` block."""
+        return self._client._require(operation)
+
+    def checkpoint(
+        self, step_name: str, operation: Callable[[], Awaitable[T]]
+    ) -> Coroutine[Any, Any, T]:
+        """``operation``, run as it is: a client is an outside observer."""
+        return unrecorded(step_name, operation)
 
 
 class ClientBase:
@@ -94,6 +116,8 @@ class ClientBase:
         self._allow_pickle = allow_pickle
         self._runtime: Runtime | None = None
         self._stack: AsyncExitStack | None = None
+        # How the shared operations (dbos_trio._ops) reach the database from this face.
+        self._reach = ClientReach(self)
 
     def __repr__(self) -> str:
         state = "open" if self._runtime is not None else "closed"

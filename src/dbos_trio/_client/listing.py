@@ -1,13 +1,15 @@
 """``Client.list_workflows`` and ``list_queued_workflows``, with the typed filters of
-``DBOS``'s (:class:`~dbos_trio._core.filters.ListFilters`)."""
+``DBOS``'s (:class:`~dbos_trio._core.filters.ListFilters`), scoped as the official
+client scopes them (:func:`dbos_trio._ops.inspect.scoped`)."""
 
 from __future__ import annotations
 
 from typing import Unpack
 
-from dbos_trio._client.management import ClientManagement, _client_filters
-from dbos_trio._core.filters import ListFilters, queued
-from dbos_trio._engine.workflows.status import WorkflowStatus, workflow_status
+from dbos_trio._client.management import ClientManagement
+from dbos_trio._core.filters import ListFilters
+from dbos_trio._engine.workflows.status import WorkflowStatus
+from dbos_trio._ops import inspect
 
 
 class ClientListing(ClientManagement):
@@ -23,10 +25,8 @@ class ClientListing(ClientManagement):
         ``trio.Cancelled``; a database failure raises
         :class:`~dbos_trio.SystemDatabaseError` after the retries.
         """
-        runtime = self._require("list_workflows")
-        rows = await runtime.sysdb.list_workflows(_client_filters(runtime, dict(filters)))
-        return [workflow_status(runtime.codec, row) for row in rows]
+        return await inspect.list_workflows(self._reach, filters)
 
     async def list_queued_workflows(self, **filters: Unpack[ListFilters]) -> list[WorkflowStatus]:
         """Workflows on a queue (DELAYED, ENQUEUED or PENDING unless ``status`` is given)."""
-        return await self.list_workflows(**queued(filters))
+        return await inspect.list_queued_workflows(self._reach, filters)

@@ -2,7 +2,7 @@
 
 The client's ``app_name`` scopes both (that application's rows and unclaimed ones); a
 client for no application acts on every row of the schema. See
-:mod:`dbos_trio._dbos.operations` for the semantics, which are the same.
+:mod:`dbos_trio._ops.retention`, which both faces call, for the semantics.
 """
 
 from __future__ import annotations
@@ -10,10 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from dbos_trio._client.base import ClientBase
-from dbos_trio._core.filters import epoch_ms
 from dbos_trio._core.retention import DEFAULT_BATCH_SIZE
-from dbos_trio._engine.admin import retention
-from dbos_trio._engine.admin.retention import GarbageCollection, Progress
+from dbos_trio._ops import retention
+from dbos_trio._ops.retention import GarbageCollection, Progress
 
 
 class ClientOperations(ClientBase):
@@ -27,15 +26,10 @@ class ClientOperations(ClientBase):
         jobs: int = 1,
     ) -> GarbageCollection:
         """Delete finished workflows, in batches; as :meth:`dbos_trio.DBOS.garbage_collect`."""
-        cutoff = (
-            None if completed_before is None else epoch_ms(completed_before, "completed_before")
-        )
-        runtime = self._require("garbage_collect")
         return await retention.garbage_collect(
-            runtime,
-            completed_before_ms=cutoff,
+            self._reach,
+            completed_before=completed_before,
             keep_newest=keep_newest,
-            application_name=self._app_name,
             batch_size=batch_size,
             progress=progress,
             jobs=jobs,
@@ -46,8 +40,4 @@ class ClientOperations(ClientBase):
     ) -> list[str]:
         """Cancel every active workflow created before ``created_before``; as
         :meth:`dbos_trio.DBOS.cancel_workflows_created_before`."""
-        cutoff = epoch_ms(created_before, "created_before")
-        runtime = self._require("cancel_workflows_created_before")
-        return await retention.cancel_created_before(
-            runtime, cutoff, application_name=self._app_name
-        )
+        return await retention.cancel_workflows_created_before(self._reach, created_before)

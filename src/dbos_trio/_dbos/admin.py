@@ -4,7 +4,7 @@ Like the other management calls, each is a checkpoint with the cross-SDK step na
 called from a workflow body (``DBOS.updateWorkflowAttributes``, ``DBOS.rewindWorkflow``,
 ``DBOS.cancelWorkflow``, ...), its step id reserved at the call, so a replay returns the
 recorded answer instead of acting again. Arguments are checked at the call, before
-anything is written.
+anything is written, by the shared operations (:mod:`dbos_trio._ops.manage`).
 """
 
 from __future__ import annotations
@@ -12,14 +12,9 @@ from __future__ import annotations
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from dbos_trio._core import attributes as attributes_rules
-from dbos_trio._core import validate
 from dbos_trio._dbos.base import DBOSBase
-from dbos_trio._engine.admin import edit as admin
-from dbos_trio._engine.admin import management
-from dbos_trio._engine.workflows.checkpoint import as_step
-from dbos_trio._engine.workflows.handle import WorkflowHandle, handle_for
-from dbos_trio.errors import DBOSException
+from dbos_trio._engine.workflows.handle import WorkflowHandle
+from dbos_trio._ops import manage
 
 
 class Admin(DBOSBase):
@@ -32,17 +27,7 @@ class Admin(DBOSBase):
         hold and :class:`~dbos_trio.DBOSException` for ``merge`` with None, before
         anything is written. Cancelled while the update runs: it committed whole or not
         at all."""
-        validate.text(workflow_id, "workflow_id")
-        validate.boolean(merge, "merge")
-        if merge and attributes is None:
-            raise DBOSException("Cannot merge None into workflow attributes")
-        encoded = attributes_rules.optional(attributes, "attributes")
-        executor = self._require_executor("update_workflow_attributes")
-
-        async def update() -> None:
-            await admin.update_workflow_attributes(executor, workflow_id, encoded, merge=merge)
-
-        return as_step("DBOS.updateWorkflowAttributes", update)
+        return manage.update_workflow_attributes(self._reach, workflow_id, attributes, merge=merge)
 
     def rewind_workflow(
         self,
@@ -60,31 +45,16 @@ class Admin(DBOSBase):
         (SUCCESS, ERROR, CANCELLED, MAX_RECOVERY_ATTEMPTS_EXCEEDED) can be rewound; an
         active one raises :class:`~dbos_trio.DBOSException`, a missing one
         :class:`~dbos_trio.DBOSNonExistentWorkflowError`; either way nothing changed."""
-        validate.text(workflow_id, "workflow_id")
-        step = 1 if start_step is None else start_step
-        validate.integer(step, "start_step", low=1, high=validate.INT32_MAX)
-        validate.optional_text(application_version, "application_version")
-        validate.optional_text(queue_name, "queue_name")
-        validate.optional_text(queue_partition_key, "queue_partition_key")
-        executor = self._require_executor("rewind_workflow")
-
-        async def rewind() -> None:
-            await admin.rewind_workflow(
-                executor,
+        return self._handled(
+            manage.rewind_workflow(
+                self._reach,
                 workflow_id,
-                step,
+                start_step=start_step,
                 application_version=application_version,
                 queue_name=queue_name,
                 queue_partition_key=queue_partition_key,
             )
-
-        checkpointed = as_step("DBOS.rewindWorkflow", rewind)
-
-        async def rewound() -> WorkflowHandle[Any]:
-            await checkpointed
-            return handle_for(executor, workflow_id)
-
-        return rewound()
+        )
 
     # --- bulk forms ------------------------------------------------------------------
 
@@ -93,44 +63,19 @@ class Admin(DBOSBase):
     ) -> Coroutine[Any, Any, None]:
         """Cancel every listed workflow that is not finished (one write per level of
         children with ``cancel_children``); one running here stops at once."""
-        ids = validate.texts(workflow_ids, "workflow_ids")
-        validate.boolean(cancel_children, "cancel_children")
-        executor = self._require_executor("cancel_workflows")
-
-        async def cancel() -> None:
-            await management.cancel_workflows(executor, ids, cancel_children=cancel_children)
-
-        return as_step("DBOS.cancelWorkflow", cancel)
+        return manage.cancel_workflows(self._reach, workflow_ids, cancel_children=cancel_children)
 
     def resume_workflows(
         self, workflow_ids: Sequence[str], *, queue_name: str | None = None
     ) -> Coroutine[Any, Any, list[WorkflowHandle[Any]]]:
         """Re-enqueue every listed unfinished workflow (one write); a missing id raises
         :class:`~dbos_trio.DBOSNonExistentWorkflowError` before any is resumed."""
-        ids = validate.texts(workflow_ids, "workflow_ids")
-        validate.optional_text(queue_name, "queue_name")
-        executor = self._require_executor("resume_workflows")
-
-        async def resume() -> None:
-            await management.resume_workflows(executor, ids, queue_name=queue_name)
-
-        checkpointed = as_step("DBOS.resumeWorkflow", resume)
-
-        async def resumed() -> list[WorkflowHandle[Any]]:
-            await checkpointed
-            return [handle_for(executor, workflow_id) for workflow_id in ids]
-
-        return resumed()
+        return self._handles(
+            manage.resume_workflows(self._reach, workflow_ids, queue_name=queue_name)
+        )
 
     def delete_workflows(
         self, workflow_ids: Sequence[str], *, delete_children: bool = False
     ) -> Coroutine[Any, Any, None]:
         """Delete the listed workflows' rows (one transaction; missing ids are ignored)."""
-        ids = validate.texts(workflow_ids, "workflow_ids")
-        validate.boolean(delete_children, "delete_children")
-        executor = self._require_executor("delete_workflows")
-
-        async def delete() -> None:
-            await management.delete_workflows(executor, ids, delete_children=delete_children)
-
-        return as_step("DBOS.deleteWorkflow", delete)
+        return manage.delete_workflows(self._reach, workflow_ids, delete_children=delete_children)

@@ -2,7 +2,9 @@
 filters as typed keywords (:class:`~dbos_trio._core.filters.ListFilters`), so an IDE and mypy
 see every one of them; the Client's take the same ones.
 
-Values are checked at the call (:mod:`dbos_trio._core.filters`), before anything is read.
+Values are checked at the call (:mod:`dbos_trio._core.filters`), before anything is read,
+by the shared operations (:mod:`dbos_trio._ops.inspect`); ``DBOS`` lists its own
+application's rows and unclaimed ones.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any, Unpack
 
-from dbos_trio._core.filters import ListFilters, queued
+from dbos_trio._core.filters import ListFilters
 from dbos_trio._dbos.management import Management
 from dbos_trio._engine.workflows.status import WorkflowStatus
+from dbos_trio._ops import inspect
 
 
 class Listing(Management):
@@ -28,7 +31,7 @@ class Listing(Management):
         ``TypeError``) at the call, before anything is read. Cancellation raises
         ``trio.Cancelled`` and records nothing; a database failure raises
         :class:`~dbos_trio.SystemDatabaseError` after the retries."""
-        return self._list_workflows("list_workflows", "DBOS.listWorkflows", dict(filters))
+        return inspect.list_workflows(self._reach, filters, own_application=True)
 
     def list_queued_workflows(
         self, **filters: Unpack[ListFilters]
@@ -36,6 +39,4 @@ class Listing(Management):
         """Workflows on a queue — DELAYED, ENQUEUED or PENDING unless ``status`` says
         otherwise — with the filters of :meth:`list_workflows`; checkpointed as
         ``DBOS.listQueuedWorkflows`` from a workflow body."""
-        return self._list_workflows(
-            "list_queued_workflows", "DBOS.listQueuedWorkflows", queued(filters)
-        )
+        return inspect.list_queued_workflows(self._reach, filters, own_application=True)

@@ -2,7 +2,9 @@
 
 Called from a workflow body, each management call is itself a checkpoint with the
 cross-SDK step name (``DBOS.listWorkflows``, ``DBOS.cancelWorkflow``, ...), its step id
-reserved at the call: a replay returns the recorded answer instead of asking again.
+reserved at the call: a replay returns the recorded answer instead of asking again. The
+workflow operations are :mod:`dbos_trio._ops`' (validated there, once, for every face);
+a method here only names its face's way in (``self._reach``) and wraps ids in handles.
 """
 
 from __future__ import annotations
@@ -11,17 +13,13 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
 from dbos_trio._core import validate
-from dbos_trio._core.filters import normalize_filters
 from dbos_trio._dbos.base import DBOSBase
-from dbos_trio._engine.admin import fork, management
 from dbos_trio._engine.queues import enqueue as queues
-from dbos_trio._engine.workflows.checkpoint import as_step
-from dbos_trio._engine.workflows.handle import WorkflowHandle, handle_for
-from dbos_trio._engine.workflows.options import take_assigned_id
-from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus, step_info, workflow_status
+from dbos_trio._engine.workflows.handle import WorkflowHandle
+from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus
+from dbos_trio._ops import inspect, manage
 from dbos_trio._queue import Queue
 from dbos_trio._registry import resolve_workflow
-from dbos_trio._sysdb.records import WorkflowFilters
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -92,14 +90,7 @@ class Management(DBOSBase):
         replay asks again); a database failure raises
         :class:`~dbos_trio.SystemDatabaseError` after the retries.
         """
-        validate.text(workflow_id, "workflow_id")
-        executor = self._require_executor("get_workflow_status")
-
-        async def read() -> WorkflowStatus | None:
-            row = await executor.sysdb.get_workflow(workflow_id)
-            return None if row is None else workflow_status(executor.codec, row)
-
-        return as_step("DBOS.getStatus", read)
+        return inspect.get_workflow_status(self._reach, workflow_id)
 
     def list_workflow_steps(
         self,
@@ -111,34 +102,11 @@ class Management(DBOSBase):
     ) -> Coroutine[Any, Any, list[StepInfo]]:
         """The workflow's recorded steps, in step-id order (``limit``/``offset`` page
         them; ``load_output=False`` leaves outputs and errors undecoded, as None)."""
-        validate.text(workflow_id, "workflow_id")
-        validate.boolean(load_output, "load_output")
-        validate.optional_integer(limit, "limit", low=0)
-        validate.optional_integer(offset, "offset", low=0)
-        executor = self._require_executor("list_workflow_steps")
-
-        async def read() -> list[StepInfo]:
-            steps = await executor.sysdb.list_steps(workflow_id, limit=limit, offset=offset)
-            return [
-                step_info(executor.codec, workflow_id, step, load_output=load_output)
-                for step in steps
-            ]
-
-        return as_step("DBOS.listWorkflowSteps", read)
+        return inspect.list_workflow_steps(
+            self._reach, workflow_id, load_output=load_output, limit=limit, offset=offset
+        )
 
     # list_workflows and list_queued_workflows, with their typed filters: _dbos/listing.py
-
-    def _list_workflows(
-        self, operation: str, step_name: str, filters: dict[str, Any]
-    ) -> Coroutine[Any, Any, list[WorkflowStatus]]:
-        executor = self._require_executor(operation)
-        query = WorkflowFilters(scope_application=executor.app_name, **normalize_filters(filters))
-
-        async def read() -> list[WorkflowStatus]:
-            rows = await executor.sysdb.list_workflows(query)
-            return [workflow_status(executor.codec, row) for row in rows]
-
-        return as_step(step_name, read)
 
     # --- management --------------------------------------------------------------------
 
@@ -153,16 +121,7 @@ class Management(DBOSBase):
         idempotent). Its awaiters get :class:`~dbos_trio.DBOSAwaitedWorkflowCancelledError`.
         From a workflow body the call is a ``DBOS.cancelWorkflow`` checkpoint.
         """
-        validate.text(workflow_id, "workflow_id")
-        validate.boolean(cancel_children, "cancel_children")
-        executor = self._require_executor("cancel_workflow")
-
-        async def cancel() -> None:
-            await management.cancel_workflows(
-                executor, [workflow_id], cancel_children=cancel_children
-            )
-
-        return as_step("DBOS.cancelWorkflow", cancel)
+        return manage.cancel_workflow(self._reach, workflow_id, cancel_children=cancel_children)
 
     def resume_workflow(
         self, workflow_id: str, *, queue_name: str | None = None
@@ -175,20 +134,9 @@ class Management(DBOSBase):
         a cancelled call resumed it or did not. From a workflow body the call is a
         ``DBOS.resumeWorkflow`` checkpoint.
         """
-        validate.text(workflow_id, "workflow_id")
-        validate.optional_text(queue_name, "queue_name")
-        executor = self._require_executor("resume_workflow")
-
-        async def resume() -> None:
-            await management.resume_workflows(executor, [workflow_id], queue_name=queue_name)
-
-        checkpointed = as_step("DBOS.resumeWorkflow", resume)
-
-        async def resumed() -> WorkflowHandle[Any]:
-            await checkpointed
-            return handle_for(executor, workflow_id)
-
-        return resumed()
+        return self._handled(
+            manage.resume_workflow(self._reach, workflow_id, queue_name=queue_name)
+        )
 
     def fork_workflow(
         self,
@@ -213,36 +161,18 @@ class Management(DBOSBase):
         ``queue_partition_key`` and ``timeout_seconds`` apply to the fork, and its copied
         checkpoints refer to ``replacement_children[id]`` instead of each child ``id``.
         """
-        validate.text(workflow_id, "workflow_id")
-        validate.integer(start_step, "start_step", low=1, high=validate.INT32_MAX)
-        validate.optional_text(application_version, "application_version")
-        validate.optional_text(queue_name, "queue_name")
-        validate.optional_text(queue_partition_key, "queue_partition_key")
-        validate.optional_seconds(timeout_seconds, "timeout_seconds", positive=True)
-        replacements = fork.check_replacement_children(replacement_children)
-        executor = self._require_executor("fork_workflow")
-        # The id and the timeout are the caller's at the call, like any start's.
-        forked_id = take_assigned_id()
-
-        async def create() -> str:
-            return await fork.fork_workflow(
-                executor,
+        return self._handled(
+            manage.fork_workflow(
+                self._reach,
                 workflow_id,
                 start_step,
                 application_version=application_version,
                 queue_name=queue_name,
                 queue_partition_key=queue_partition_key,
-                replacement_children=replacements,
-                forked_id=forked_id,
                 timeout_seconds=timeout_seconds,
+                replacement_children=replacement_children,
             )
-
-        checkpointed = as_step("DBOS.forkWorkflow", create)
-
-        async def forked() -> WorkflowHandle[Any]:
-            return handle_for(executor, await checkpointed)
-
-        return forked()
+        )
 
     def delete_workflow(
         self, workflow_id: str, *, delete_children: bool = False
@@ -255,26 +185,10 @@ class Management(DBOSBase):
         ``DBOS.deleteWorkflow`` checkpoint. A database failure raises
         :class:`~dbos_trio.SystemDatabaseError` after the retries.
         """
-        validate.text(workflow_id, "workflow_id")
-        validate.boolean(delete_children, "delete_children")
-        executor = self._require_executor("delete_workflow")
-
-        async def delete() -> None:
-            await management.delete_workflows(
-                executor, [workflow_id], delete_children=delete_children
-            )
-
-        return as_step("DBOS.deleteWorkflow", delete)
+        return manage.delete_workflow(self._reach, workflow_id, delete_children=delete_children)
 
     def set_workflow_delay(
         self, workflow_id: str, *, delay_seconds: float
     ) -> Coroutine[Any, Any, None]:
         """Move a DELAYED workflow's start to ``delay_seconds`` from now."""
-        validate.text(workflow_id, "workflow_id")
-        validate.seconds(delay_seconds, "delay_seconds")
-        executor = self._require_executor("set_workflow_delay")
-
-        async def delay() -> None:
-            await management.set_workflow_delay(executor, workflow_id, delay_seconds)
-
-        return as_step("DBOS.setWorkflowDelay", delay)
+        return manage.set_workflow_delay(self._reach, workflow_id, delay_seconds=delay_seconds)

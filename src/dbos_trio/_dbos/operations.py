@@ -3,18 +3,18 @@
 Neither is checkpointed when called from a workflow body (neither has a cross-SDK step
 name: the official SDK dropped both in 3.x): garbage collection deletes only rows no
 workflow reads again, and cancelling what was created before a fixed time twice cancels
-the same rows. Both act on this application's rows and unclaimed ones.
+the same rows. Both act on this application's rows and unclaimed ones. Both are
+:mod:`dbos_trio._ops.retention`'s, shared with ``Client``.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from dbos_trio._core.filters import epoch_ms
 from dbos_trio._core.retention import DEFAULT_BATCH_SIZE
 from dbos_trio._dbos.base import DBOSBase
-from dbos_trio._engine.admin import retention
-from dbos_trio._engine.admin.retention import GarbageCollection, Progress
+from dbos_trio._ops import retention
+from dbos_trio._ops.retention import GarbageCollection, Progress
 
 
 class Operations(DBOSBase):
@@ -40,15 +40,10 @@ class Operations(DBOSBase):
         :class:`~dbos_trio.SystemDatabaseError` likewise. A bad value raises
         :class:`~dbos_trio.DBOSInvalidArgumentError` before anything is deleted.
         """
-        cutoff = (
-            None if completed_before is None else epoch_ms(completed_before, "completed_before")
-        )
-        executor = self._require_executor("garbage_collect")
         return await retention.garbage_collect(
-            executor,
-            completed_before_ms=cutoff,
+            self._reach,
+            completed_before=completed_before,
             keep_newest=keep_newest,
-            application_name=executor.app_name,
             batch_size=batch_size,
             progress=progress,
             jobs=jobs,
@@ -62,8 +57,4 @@ class Operations(DBOSBase):
         2.x ``global_timeout``. Returns the ids cancelled; one running here stops at once,
         elsewhere at its next checkpoint. Cancellation stops between batches of 1,000.
         """
-        cutoff = epoch_ms(created_before, "created_before")
-        executor = self._require_executor("cancel_workflows_created_before")
-        return await retention.cancel_created_before(
-            executor, cutoff, application_name=executor.app_name
-        )
+        return await retention.cancel_workflows_created_before(self._reach, created_before)

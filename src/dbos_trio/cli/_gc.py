@@ -3,8 +3,9 @@
 ``gc`` deletes finished workflows (SUCCESS, ERROR, CANCELLED,
 MAX_RECOVERY_ATTEMPTS_EXCEEDED) that finished more than ``--older-than`` seconds ago or
 before ``--completed-before``, and/or all but the ``--keep-newest`` newest, in batches
-(see :mod:`dbos_trio._engine.admin.retention`); PENDING, ENQUEUED and DELAYED ones are never
-touched. Progress goes to stderr (at most one line a second), the summary to stdout.
+(:mod:`dbos_trio._ops.retention`, the operation ``DBOS`` and ``Client`` call too);
+PENDING, ENQUEUED and DELAYED ones are never touched. Progress goes to stderr (at most one
+line a second), the summary to stdout.
 ``cancel-before`` cancels every active workflow created before a time (the official 2.x
 ``global_timeout``). Both act on ``--application-name``'s rows and unclaimed ones, or on
 every row of the schema without it. Interrupted (Ctrl-C), ``gc`` stops between batches:
@@ -25,7 +26,8 @@ from dbos_trio._client import Client
 from dbos_trio._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV
 from dbos_trio._core.filters import epoch_ms
 from dbos_trio._core.retention import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, MAX_JOBS
-from dbos_trio._engine.admin.retention import GarbageCollection
+from dbos_trio._ops import retention
+from dbos_trio._ops.retention import GarbageCollection
 from dbos_trio.cli._errors import CLI_RETRY_LIMIT_SECONDS, UsageError
 
 # A progress line at most this often (Trio clock): a million rows are 500 batches.
@@ -154,9 +156,10 @@ async def _gc(args: argparse.Namespace) -> None:
     async with _client(args) as client:
         cutoff = args.completed_before
         if args.older_than is not None:
-            now_ms = client._require("gc").clock.now_ms()
+            now_ms = client._reach.runtime("gc").clock.now_ms()
             cutoff = max(0, now_ms - round(args.older_than * 1000))
-        result: GarbageCollection = await client.garbage_collect(
+        result: GarbageCollection = await retention.garbage_collect(
+            client._reach,
             completed_before=cutoff,
             keep_newest=args.keep_newest,
             batch_size=args.batch_size,
@@ -173,7 +176,8 @@ async def _gc(args: argparse.Namespace) -> None:
 
 async def _cancel_before(args: argparse.Namespace) -> None:
     async with _client(args) as client:
-        cancelled = await client.cancel_workflows_created_before(args.created_before)
+        cutoff = args.created_before
+        cancelled = await retention.cancel_workflows_created_before(client._reach, cutoff)
     if args.json:
         print(json.dumps({"cancelled": cancelled}))
     else:

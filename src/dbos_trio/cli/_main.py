@@ -35,8 +35,8 @@ from dbos_trio._client import Client
 from dbos_trio._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV
 from dbos_trio._core.filters import epoch_ms
 from dbos_trio._core.statuses import ALL_STATUSES
-from dbos_trio._engine.admin import fork
 from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus
+from dbos_trio._ops import inspect, manage
 from dbos_trio._redact import Scrubber, redact_url
 from dbos_trio._sysdb.open import BackendOptions, is_sqlite_url, open_system_database
 from dbos_trio.cli import _bulk as cli_bulk
@@ -155,12 +155,13 @@ def _list_filters(args: argparse.Namespace) -> dict[str, Any]:
 
 async def _workflow_list(args: argparse.Namespace) -> None:
     async with _client(args) as client:
-        _print_workflows(args, await client.list_workflows(**_list_filters(args)))
+        _print_workflows(args, await inspect.list_workflows(client._reach, _list_filters(args)))
 
 
 async def _queue_list(args: argparse.Namespace) -> None:
     async with _client(args) as client:
-        _print_workflows(args, await client.list_queued_workflows(**_list_filters(args)))
+        queued = inspect.list_queued_workflows(client._reach, _list_filters(args))
+        _print_workflows(args, await queued)
 
 
 async def _existing(client: Client, workflow_id: str) -> WorkflowStatus:
@@ -168,7 +169,7 @@ async def _existing(client: Client, workflow_id: str) -> WorkflowStatus:
 
     Every command that names a workflow looks first: cancelling, resuming or deleting an
     id that names nothing is a mistake to report, not a success to print."""
-    status = await client.get_workflow_status(workflow_id)
+    status = await inspect.get_workflow_status(client._reach, workflow_id)
     if status is None:
         raise DBOSNonExistentWorkflowError("target", workflow_id)
     return status
@@ -177,7 +178,7 @@ async def _existing(client: Client, workflow_id: str) -> WorkflowStatus:
 async def _workflow_get(args: argparse.Namespace) -> None:
     async with _client(args) as client:
         status = await _existing(client, args.workflow_id)
-        steps = await client.list_workflow_steps(args.workflow_id)
+        steps = await inspect.list_workflow_steps(client._reach, args.workflow_id)
     if args.json:
         print(cli_format.workflow_json(status, steps))
     else:
@@ -187,47 +188,49 @@ async def _workflow_get(args: argparse.Namespace) -> None:
 async def _workflow_steps(args: argparse.Namespace) -> None:
     async with _client(args) as client:
         status = await _existing(client, args.workflow_id)
-        steps = await client.list_workflow_steps(args.workflow_id)
+        steps = await inspect.list_workflow_steps(client._reach, args.workflow_id)
     raw = status.serialization == "py_pickle" and not args.allow_pickle
     _print_steps(args, steps, raw)
 
 
 async def _workflow_cancel(args: argparse.Namespace) -> None:
     async with _client(args) as client:
-        await cli_bulk.each(args, client, "cancelled", _existing, client.cancel_workflow)
+
+        async def cancel(workflow_id: str) -> None:
+            await manage.cancel_workflow(client._reach, workflow_id)
+
+        await cli_bulk.each(args, client, "cancelled", _existing, cancel)
 
 
 async def _workflow_resume(args: argparse.Namespace) -> None:
     async with _client(args) as client:
-        await cli_bulk.each(args, client, "resumed", _existing, client.resume_workflow)
+
+        async def resume(workflow_id: str) -> None:
+            await manage.resume_workflow(client._reach, workflow_id)
+
+        await cli_bulk.each(args, client, "resumed", _existing, resume)
 
 
 async def _workflow_delete(args: argparse.Namespace) -> None:
-    async def delete(workflow_id: str) -> None:
-        await client.delete_workflow(workflow_id, delete_children=args.delete_children)
-
     async with _client(args) as client:
+
+        async def delete(workflow_id: str) -> None:
+            children = args.delete_children
+            await manage.delete_workflow(client._reach, workflow_id, delete_children=children)
+
         await cli_bulk.each(args, client, "deleted", _existing, delete)
 
 
 async def _workflow_fork(args: argparse.Namespace) -> None:
-    from dbos_trio._engine.workflows.options import SetWorkflowID
-
     async with _client(args) as client:
         await _existing(client, args.workflow_id)
-        runtime = client._require("fork_workflow")
-        if args.forked_workflow_id:
-            with SetWorkflowID(args.forked_workflow_id):
-                forked = await fork.fork_workflow(
-                    runtime,
-                    args.workflow_id,
-                    args.step,
-                    application_version=args.application_version,
-                )
-        else:
-            forked = await fork.fork_workflow(
-                runtime, args.workflow_id, args.step, application_version=args.application_version
-            )
+        forked = await manage.fork_workflow(
+            client._reach,
+            args.workflow_id,
+            args.step,
+            application_version=args.application_version,
+            forked_id=args.forked_workflow_id or None,
+        )
     print(json.dumps({"workflow_id": forked}) if args.json else f"forked as {forked}")
 
 

@@ -1,9 +1,10 @@
 """What the dashboard reads and does, over a :class:`~dbos_trio._engine.state.Runtime`.
 
 A ``Runtime`` is what a :class:`~dbos_trio.Client` and a launched executor both are, so
-the CLI's dashboard and ``DBOS.serve_dashboard`` run the same code: actions are the
-engine's own management calls (the ones ``Client.cancel_workflow`` and friends make),
-reads are the system database's listings.
+the CLI's dashboard and ``DBOS.serve_dashboard`` run the same code: actions are the shared
+operations of :mod:`dbos_trio._ops.manage` (the ones ``Client.cancel_workflow`` and
+friends make), reached through :class:`RuntimeReach` and never checkpointed; reads are
+the system database's listings.
 
 Invariant: payloads are decoded by this module's own :class:`Codec`, whose
 ``allow_pickle`` is the operator's choice for the dashboard, not the executor's: an
@@ -15,16 +16,18 @@ decoded is shown as stored, with the reason, and never fails the page.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 import attrs
 
 from dbos_trio._core.filters import normalize_filters
-from dbos_trio._core.statuses import ALL_STATUSES
-from dbos_trio._engine.admin import fork, management
+from dbos_trio._core.statuses import ALL_STATUSES, CANCELLABLE_STATUSES
 from dbos_trio._engine.schedules import definitions as schedules
 from dbos_trio._engine.schedules.definitions import WorkflowSchedule
 from dbos_trio._engine.state import Runtime
+from dbos_trio._ops import manage
+from dbos_trio._ops.reach import unrecorded
 from dbos_trio._serialization import PICKLE, Codec
 from dbos_trio._sysdb.records import (
     ApplicationVersion,
@@ -42,6 +45,28 @@ from dbos_trio._sysdb.records import (
 MESSAGE_LIMIT = 200
 STREAM_LIMIT = 200
 CHILD_LIMIT = 200
+
+T = TypeVar("T")
+
+
+class RuntimeReach:
+    """The dashboard's :class:`~dbos_trio._ops.reach.Reach`: the runtime it was given
+    (a client's, or a launched executor's), open for as long as the dashboard serves, and
+    nothing checkpointed (an operator's click is no workflow's step)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    def runtime(self, operation: str) -> Runtime:
+        """The runtime, whatever the operation."""
+        del operation
+        return self._runtime
+
+    def checkpoint(
+        self, step_name: str, operation: Callable[[], Awaitable[T]]
+    ) -> Coroutine[Any, Any, T]:
+        """``operation``, run as it is."""
+        return unrecorded(step_name, operation)
 
 
 @attrs.frozen
@@ -79,6 +104,7 @@ class Source:
 
     def __init__(self, runtime: Runtime, *, allow_pickle: bool) -> None:
         self.runtime = runtime
+        self.reach = RuntimeReach(runtime)
         self.allow_pickle = allow_pickle
         self.codec = Codec(runtime.codec.configured, allow_pickle=allow_pickle)
 
@@ -167,23 +193,32 @@ class Source:
         sysdb = self.runtime.sysdb
         return await sysdb.list_executor_summaries(), await sysdb.list_application_versions(None)
 
-    # --- actions (the engine's management calls, as Client makes them) ----------------
+    # --- actions (the shared operations, as Client makes them) -------------------------
 
     async def cancel(self, workflow_id: str) -> bool:
-        """Whether this call cancelled it (False: it had finished already)."""
-        return bool(await management.cancel_workflows(self.runtime, [workflow_id]))
+        """Whether this call cancelled it (False: it had finished already, or it is gone)."""
+        cancellable = await self._cancellable(workflow_id)
+        await manage.cancel_workflow(self.reach, workflow_id)
+        return cancellable
 
     async def resume(self, workflow_id: str) -> bool:
         """Whether it was re-enqueued (False: it had succeeded or failed)."""
-        return bool(await management.resume_workflows(self.runtime, [workflow_id]))
+        resumable = await self._cancellable(workflow_id)
+        await manage.resume_workflow(self.reach, workflow_id)
+        return resumable
 
     async def fork(self, workflow_id: str, start_step: int) -> str:
-        return await fork.fork_workflow(self.runtime, workflow_id, start_step)
+        return await manage.fork_workflow(self.reach, workflow_id, start_step)
 
     async def delete(self, workflow_id: str, *, delete_children: bool) -> None:
-        await management.delete_workflows(
-            self.runtime, [workflow_id], delete_children=delete_children
-        )
+        await manage.delete_workflow(self.reach, workflow_id, delete_children=delete_children)
+
+    async def _cancellable(self, workflow_id: str) -> bool:
+        # What cancel and resume act on (everything but an outcome), read just before: the
+        # page reports what the click did, and a workflow finishing in between is a race
+        # the operator sees on the next page anyway.
+        row = await self.runtime.sysdb.get_workflow(workflow_id)
+        return row is not None and row.status in CANCELLABLE_STATUSES
 
 
 STATUSES = sorted(ALL_STATUSES)
