@@ -8,7 +8,8 @@
   after a crash: the row is set back to PENDING under a new owner token and the engine runs
   it with its recorded checkpoints loaded.
 * :class:`StatementCounter` (fixture ``statement_counter``): statements, round trips and
-  commits issued through the Trio psycopg driver while it is installed (PostgreSQL only).
+  commits issued through the Trio psycopg driver while it is installed (PostgreSQL only),
+  those of one task apart from the rest (the executor's background tasks) when asked.
 
 The fixtures are registered by ``tests/conftest.py``; the row helpers (``query``,
 ``status_row``, ...) are :mod:`support.backends`'.
@@ -134,10 +135,14 @@ class StatementCounter:
     * round trips: each conversation the driver runs with the server (``wait``);
     * commits: a statement that ran outside a transaction block and succeeded (an implicit
       autocommit transaction), or a transaction block that ended committed.
+
+    With ``task`` set, ``counts`` takes only what that task sends, and ``others`` what
+    every other task sends (the executor's background tasks).
     """
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.counts = Counts()
+        self.others = Counts()
         # When set, only what this task sends counts (not the executor's background tasks).
         self.task: trio.lowlevel.Task | None = None
         original_wait = TrioConnection.wait
@@ -145,7 +150,7 @@ class StatementCounter:
         counter = self
 
         async def wait(self: TrioConnection, gen: Any, *args: Any, **kwargs: Any) -> Any:
-            counted = counter.counts if counter.watching() else Counts()
+            counted = counter.counts if counter.watching() else counter.others
             before = self.pgconn.transaction_status
             counted.round_trips += 1
             result = await original_wait(self, gen, *args, **kwargs)
@@ -156,7 +161,7 @@ class StatementCounter:
 
         def counting(original: Any) -> Any:
             async def statement(self: TrioConnection, *args: Any, **kwargs: Any) -> Any:
-                counted = counter.counts if counter.watching() else Counts()
+                counted = counter.counts if counter.watching() else counter.others
                 counted.statements += 1
                 implicit = self.autocommit and self.pgconn.transaction_status == _IDLE
                 result = await original(self, *args, **kwargs)
@@ -184,6 +189,10 @@ class StatementCounter:
 
     def snapshot(self) -> Counts:
         return Counts(self.counts.statements, self.counts.round_trips, self.counts.commits)
+
+    def others_snapshot(self) -> Counts:
+        """What tasks other than ``task`` have sent so far."""
+        return Counts(self.others.statements, self.others.round_trips, self.others.commits)
 
 
 @pytest.fixture

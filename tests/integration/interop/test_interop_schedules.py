@@ -31,6 +31,9 @@ pytestmark = pytest.mark.interop
 
 APP = "trio-sched-interop"
 INTERNAL_QUEUE = "_dbos_internal_queue"
+# A debounce period no start-up of an official process comes near, however loaded the
+# machine: a later call always lands inside it.
+LONG_PERIOD = 600.0
 
 
 class App:
@@ -145,16 +148,25 @@ async def test_debounces_from_both_sdks_coalesce_onto_one_workflow(
             "interop_collect",
             INTERNAL_QUEUE,
             "shared-key",
-            # Long periods for the first two calls: each later call must land inside the
-            # previous one's period, and starting an official process takes seconds on a
-            # loaded machine. The last call's 2 s is when the workflow runs.
-            "30",
+            # Each later call must land inside the previous one's period, and starting an
+            # official process takes seconds, more on a loaded machine: the first two
+            # periods are far longer than that. They cost nothing, as the last call's
+            # period (2 s) replaces them and is when the workflow runs.
+            str(LONG_PERIOD),
             '"from official"',
         )
         ours = client.debouncer(
             EnqueueOptions(workflow_name="interop_collect", queue_name=INTERNAL_QUEUE)
         )
-        second = await ours.debounce("shared-key", 30.0, "from dbos_trio")
+        second = await ours.debounce("shared-key", LONG_PERIOD, "from dbos_trio")
+        # Read while the second call's long period surely still holds the workflow back;
+        # after the third call's short one it may already have run.
+        [(dedup, debounced, status)] = await rows(
+            url,
+            "SELECT deduplication_id, is_debounced, status FROM dbos.workflow_status "
+            "WHERE workflow_uuid = %s",
+            second.workflow_id,
+        )
         third = await run_official(
             official_python,
             "debounce",
@@ -166,13 +178,7 @@ async def test_debounces_from_both_sdks_coalesce_onto_one_workflow(
             "2",
             '"official again"',
         )
-        [(dedup, debounced, status)] = await rows(
-            url,
-            "SELECT deduplication_id, is_debounced, status FROM dbos.workflow_status "
-            "WHERE workflow_uuid = %s",
-            second.workflow_id,
-        )
-        with trio.fail_after(30):
+        with trio.fail_after(LONG_PERIOD / 2):  # a hang guard, far beyond the 2 s period
             result = await second.get_result()
     assert first["workflow_id"] == second.workflow_id == third["workflow_id"]
     assert (dedup, debounced, status) == ("interop_collect-shared-key", True, "DELAYED")
