@@ -26,7 +26,6 @@ from dbos_trio._core.admission import RateLimit
 from dbos_trio._core.filters import ListFilters
 from dbos_trio._core.retention import RetentionPolicy
 from dbos_trio._datasource import TransactionConnection
-from dbos_trio._datasource.protocol import TransactionOutcomeUnknown
 
 # Schedules and debouncing.
 # Transactions on the application's own database.
@@ -69,17 +68,23 @@ from dbos_trio._sysdb.records import ApplicationVersion
 
 # Errors (also importable from dbos_trio.errors).
 from dbos_trio.errors import (
+    ConnectionLost,
+    Contention,
+    DatabaseClosed,
     DBOSArgumentTypeError,
     DBOSAwaitedWorkflowCancelledError,
+    DBOSAwaitedWorkflowError,
     DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded,
     DBOSBaseException,
     DBOSConfigError,
     DBOSConflictingWorkflowError,
     DBOSCorruptRowError,
+    DBOSDuplicateIDError,
     DBOSException,
     DBOSInitializationError,
     DBOSInvalidArgumentError,
     DBOSMaxStepRetriesExceeded,
+    DBOSNondeterminismError,
     DBOSNonExistentWorkflowError,
     DBOSNotLaunchedError,
     DBOSPayloadError,
@@ -87,7 +92,9 @@ from dbos_trio.errors import (
     DBOSQueueDeduplicatedError,
     DBOSStepNondeterminismError,
     DBOSStepTimeoutError,
+    DBOSStoredDataError,
     DBOSStreamTimeoutError,
+    DBOSTimeoutError,
     DBOSUnexpectedStepError,
     DBOSUnorderedTaskError,
     DBOSWorkflowAbortedError,
@@ -95,8 +102,13 @@ from dbos_trio.errors import (
     DBOSWorkflowConflictIDError,
     DBOSWorkflowFunctionNotFoundError,
     DBOSWorkflowIDInUseError,
+    InvalidValueError,
     PortableWorkflowError,
     SystemDatabaseError,
+    SystemDatabaseUnreachable,
+    TransactionOutcomeUnknown,
+    TransientDatabaseError,
+    UnexpectedDatabaseError,
 )
 
 __all__ = [  # noqa: RUF022 — grouped by concern, as the imports above
@@ -146,25 +158,32 @@ __all__ = [  # noqa: RUF022 — grouped by concern, as the imports above
     "configure_logging",
     "logger",
     # errors
+    "ConnectionLost",
+    "Contention",
     "DBOSArgumentTypeError",
     "DBOSAwaitedWorkflowCancelledError",
+    "DBOSAwaitedWorkflowError",
     "DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded",
     "DBOSBaseException",
     "DBOSConfigError",
     "DBOSConflictingWorkflowError",
     "DBOSCorruptRowError",
+    "DBOSDuplicateIDError",
     "DBOSException",
     "DBOSInitializationError",
     "DBOSInvalidArgumentError",
     "DBOSMaxStepRetriesExceeded",
     "DBOSNonExistentWorkflowError",
+    "DBOSNondeterminismError",
     "DBOSNotLaunchedError",
     "DBOSPayloadError",
     "DBOSQueryTimeoutError",
     "DBOSQueueDeduplicatedError",
     "DBOSStepNondeterminismError",
     "DBOSStepTimeoutError",
+    "DBOSStoredDataError",
     "DBOSStreamTimeoutError",
+    "DBOSTimeoutError",
     "DBOSUnexpectedStepError",
     "DBOSUnorderedTaskError",
     "DBOSWorkflowAbortedError",
@@ -172,8 +191,13 @@ __all__ = [  # noqa: RUF022 — grouped by concern, as the imports above
     "DBOSWorkflowConflictIDError",
     "DBOSWorkflowFunctionNotFoundError",
     "DBOSWorkflowIDInUseError",
+    "DatabaseClosed",
+    "InvalidValueError",
     "PortableWorkflowError",
     "SystemDatabaseError",
+    "SystemDatabaseUnreachable",
+    "TransientDatabaseError",
+    "UnexpectedDatabaseError",
 ]
 
 fixup_module_metadata(__name__, globals(), __all__)

@@ -1,73 +1,134 @@
-"""Errors, with the codes and messages of the official ``dbos`` 3.4 package.
+"""Errors, with the codes and messages of the official ``dbos`` 3.4 package, by family.
 
-Two families, and why they differ:
+Two roots, and why they differ:
 
 * :class:`DBOSException` (an ``Exception``) for conditions user code may handle: a bad
   argument, a conflicting workflow id, an awaited workflow that was cancelled. Every one
   pickles and unpickles to an equal error (``__reduce__``), because errors are stored as
   workflow and step outcomes and re-raised on replay.
 * :class:`DBOSBaseException` (a ``BaseException``, like ``trio.Cancelled``) for control
-  flow user code must not swallow: the running workflow was cancelled, or this execution
-  lost ownership of it. The engine never records these as an outcome: the row stays as
-  its new owner or the canceller left it.
+  flow user code must not swallow: the running workflow was cancelled
+  (:class:`DBOSWorkflowCancelledError`), or this execution lost ownership of it
+  (:class:`DBOSWorkflowConflictIDError`). The engine never records these as an outcome:
+  the row stays as its new owner or the canceller left it. User code cannot construct
+  them (calling the class raises ``TypeError``; the engine uses ``_create``), so a raise
+  of one always means the engine said so, never a library imitating it.
+
+Families: a parent per kind of trouble, so a caller catches the kind without listing its
+members (each member keeps the class name, ``dbos_error_code`` and message of dbos 3.4;
+a parent adds no code and no message of its own):
+
+* :class:`DBOSInvalidArgumentError` (a ``ValueError``) — an argument was refused, before
+  anything was written: by a rule (itself), by type (:class:`DBOSArgumentTypeError`, also
+  a ``TypeError``), or by the database (:class:`InvalidValueError`).
+* :class:`DBOSTimeoutError` — something took longer than the time it was given:
+  :class:`DBOSStepTimeoutError`, :class:`DBOSStreamTimeoutError`,
+  :class:`DBOSQueryTimeoutError`.
+* :class:`DBOSDuplicateIDError` — an id (a workflow id, a deduplication id) is already
+  held, and nothing new was started: :class:`DBOSConflictingWorkflowError`,
+  :class:`DBOSWorkflowIDInUseError`, :class:`DBOSQueueDeduplicatedError`. Not
+  :class:`DBOSWorkflowConflictIDError`: despite its name it is control flow (above).
+* :class:`DBOSNondeterminismError` — a workflow's durable calls did not replay as
+  recorded, or could not be numbered deterministically: :class:`DBOSUnexpectedStepError`,
+  :class:`DBOSStepNondeterminismError`, :class:`DBOSUnorderedTaskError`.
+* :class:`DBOSStoredDataError` — what the system database holds cannot be read back:
+  :class:`DBOSPayloadError` (a payload), :class:`DBOSCorruptRowError` (a row).
+* :class:`DBOSAwaitedWorkflowError` — an awaited workflow ended without an outcome of its
+  own: :class:`DBOSAwaitedWorkflowCancelledError`,
+  :class:`DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded`.
+* :class:`SystemDatabaseError` — the system database failed; never a workflow's outcome
+  by itself. :class:`TransientDatabaseError` (:class:`ConnectionLost`,
+  :class:`Contention`) once the retries ran out, :class:`DatabaseClosed`,
+  :class:`UnexpectedDatabaseError`, :class:`DBOSQueryTimeoutError`.
+* :class:`DBOSInitializationError` — nothing was started: :class:`DBOSConfigError`,
+  :class:`SystemDatabaseUnreachable`.
+
+Every public error class is importable from here (and from ``dbos_trio``). The roots and
+family parents are defined in ``dbos_trio._core.error_roots`` and the database kinds in
+``dbos_trio._core.database_errors``, below this module, so that the tree spans modules
+without an import cycle; ``dbos_trio._sysdb.errors`` (which maps driver errors onto the
+kinds) and ``dbos_trio._datasource.protocol`` re-export them, so rows pickled under those
+paths still decode, to these classes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
+
+from dbos_trio._core.database_errors import (
+    ConnectionLost,
+    Contention,
+    DatabaseClosed,
+    DBOSQueryTimeoutError,
+    InvalidValueError,
+    SystemDatabaseUnreachable,
+    TransactionOutcomeUnknown,
+    TransientDatabaseError,
+    UnexpectedDatabaseError,
+)
+from dbos_trio._core.error_roots import (
+    DBOSAwaitedWorkflowError,
+    DBOSBaseException,
+    DBOSDuplicateIDError,
+    DBOSException,
+    DBOSInitializationError,
+    DBOSInvalidArgumentError,
+    DBOSNondeterminismError,
+    DBOSStoredDataError,
+    DBOSTimeoutError,
+    SystemDatabaseError,
+    _construct,
+    _NoPublicConstructor,
+)
+from dbos_trio._core.error_roots import _rebuild as _rebuild  # named by stored pickles
+
+__all__ = [
+    "ConnectionLost",
+    "Contention",
+    "DBOSArgumentTypeError",
+    "DBOSAwaitedWorkflowCancelledError",
+    "DBOSAwaitedWorkflowError",
+    "DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded",
+    "DBOSBaseException",
+    "DBOSConfigError",
+    "DBOSConflictingWorkflowError",
+    "DBOSCorruptRowError",
+    "DBOSDuplicateIDError",
+    "DBOSException",
+    "DBOSInitializationError",
+    "DBOSInvalidArgumentError",
+    "DBOSMaxStepRetriesExceeded",
+    "DBOSNonExistentWorkflowError",
+    "DBOSNondeterminismError",
+    "DBOSNotLaunchedError",
+    "DBOSPayloadError",
+    "DBOSQueryTimeoutError",
+    "DBOSQueueDeduplicatedError",
+    "DBOSStepNondeterminismError",
+    "DBOSStepTimeoutError",
+    "DBOSStoredDataError",
+    "DBOSStreamTimeoutError",
+    "DBOSTimeoutError",
+    "DBOSUnexpectedStepError",
+    "DBOSUnorderedTaskError",
+    "DBOSWorkflowAbortedError",
+    "DBOSWorkflowCancelledError",
+    "DBOSWorkflowConflictIDError",
+    "DBOSWorkflowFunctionNotFoundError",
+    "DBOSWorkflowIDInUseError",
+    "DatabaseClosed",
+    "InvalidValueError",
+    "PortableWorkflowError",
+    "SystemDatabaseError",
+    "SystemDatabaseUnreachable",
+    "TransactionOutcomeUnknown",
+    "TransientDatabaseError",
+    "UnexpectedDatabaseError",
+]
 
 
-def _format(message: str, code: int | None) -> str:
-    return f"DBOS Error {code}: {message}" if code is not None else f"DBOS Error: {message}"
-
-
-class DBOSException(Exception):
-    """Base class of dbos_trio errors; ``dbos_error_code`` is the cross-SDK code."""
-
-    def __init__(self, message: str, dbos_error_code: int | None = None) -> None:
-        self.message = message
-        self.dbos_error_code = dbos_error_code
-        super().__init__(message)
-
-    def __str__(self) -> str:
-        return _format(self.message, self.dbos_error_code)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self.__dict__.copy()))
-
-
-def _rebuild(cls: type[BaseException], state: dict[str, Any]) -> BaseException:
-    error = cls.__new__(cls)
-    error.__dict__.update(state)
-    error.args = (state.get("message", ""),)
-    return error
-
-
-class DBOSBaseException(BaseException):
-    """Control flow that must propagate through user code, like ``trio.Cancelled``."""
-
-    def __init__(self, message: str, dbos_error_code: int | None = None) -> None:
-        self.message = message
-        self.dbos_error_code = dbos_error_code
-        super().__init__(message)
-
-    def __str__(self) -> str:
-        return _format(self.message, self.dbos_error_code)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self), self.__dict__.copy()))
-
-
-class DBOSInvalidArgumentError(DBOSException, ValueError):
-    """A value passed to a dbos_trio call breaks a rule (the message names the argument
-    and the rule). Raised before anything is written."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-
-
-class DBOSArgumentTypeError(DBOSException, TypeError, ValueError):
+class DBOSArgumentTypeError(DBOSInvalidArgumentError, TypeError):
     """A value passed to a dbos_trio call has the wrong type (the message names the
     argument). Raised before anything is written.
 
@@ -76,19 +137,6 @@ class DBOSArgumentTypeError(DBOSException, TypeError, ValueError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
-
-
-class DBOSInitializationError(DBOSException):
-    """Launch (or opening a :class:`~dbos_trio.Client` or datasource) failed: the database
-    could not be reached or opened, or its schema is not migrated and this process may
-    not migrate it. Nothing was started; fix what ``detail`` names and launch again.
-
-    Code 3, as in the official SDK. ``detail`` is the message without the prefix, so a
-    caller that wraps it never repeats "DBOS Error 3"."""
-
-    def __init__(self, message: str) -> None:
-        self.detail = message
-        super().__init__(f"Error initializing dbos_trio: {message}", 3)
 
 
 class DBOSConfigError(DBOSInitializationError):
@@ -103,15 +151,6 @@ class DBOSNotLaunchedError(DBOSException):
         super().__init__(
             f"{operation} needs a launched DBOS: call it inside `async with dbos.launched():`"
         )
-
-
-class DBOSRecoveryError(DBOSException):
-    """A workflow could not be recovered (code 2); the message names it and why."""
-
-    def __init__(self, workflow_id: str, message: str | None = None) -> None:
-        self.workflow_id = workflow_id
-        self.detail = message
-        super().__init__(f"Recovery error for workflow ID {workflow_id}: {message}", 2)
 
 
 class DBOSWorkflowFunctionNotFoundError(DBOSException):
@@ -136,22 +175,6 @@ class DBOSNonExistentWorkflowError(DBOSException):
         super().__init__(_no_such_workflow(destination, destination_id), 5)
 
 
-class MaxRecoveryAttemptsExceededError(DBOSException):
-    """A workflow was started or recovered more often than its ``max_recovery_attempts``
-    (code 6) and is now dead-lettered (MAX_RECOVERY_ATTEMPTS_EXCEEDED). Find why it keeps
-    dying (a crash in a step, an out-of-memory kill); ``resume_workflow`` runs it again."""
-
-    def __init__(self, workflow_id: str, max_attempts: int | None) -> None:
-        self.workflow_id = workflow_id
-        self.max_attempts = max_attempts
-        limit = f" of {max_attempts}" if max_attempts is not None else " number of"
-        super().__init__(
-            f"Workflow {workflow_id} has exceeded its maximum{limit} execution or recovery "
-            "attempts. Further attempts to execute or recover it will fail.",
-            6,
-        )
-
-
 class DBOSMaxStepRetriesExceeded(DBOSException):
     """A step with ``retries_allowed`` failed on every attempt (code 7). ``errors`` holds
     each attempt's exception, in order; it becomes the step's recorded error and is raised
@@ -164,7 +187,7 @@ class DBOSMaxStepRetriesExceeded(DBOSException):
         super().__init__(f"Step {step_name} has exceeded its maximum of {max_retries} retries", 7)
 
 
-class DBOSConflictingWorkflowError(DBOSException):
+class DBOSConflictingWorkflowError(DBOSDuplicateIDError):
     """A workflow id was reused for a different function, class or configured instance
     (code 9): the existing row wins. Use a fresh id, or the same function."""
 
@@ -176,7 +199,7 @@ class DBOSConflictingWorkflowError(DBOSException):
         )
 
 
-class DBOSUnexpectedStepError(DBOSException):
+class DBOSUnexpectedStepError(DBOSNondeterminismError):
     """On replay, the step recorded at this step id has another name than the call the
     workflow made (code 11): the workflow is not deterministic, or its code changed under
     a running workflow. Keep workflow code deterministic and change it only with a new
@@ -197,7 +220,7 @@ class DBOSUnexpectedStepError(DBOSException):
         )
 
 
-class DBOSQueueDeduplicatedError(DBOSException):
+class DBOSQueueDeduplicatedError(DBOSDuplicateIDError):
     """Enqueueing with a ``deduplication_id`` that an unfinished workflow on the same queue
     already holds (code 12). Nothing was enqueued; ``workflow_id`` is the refused one."""
 
@@ -212,7 +235,7 @@ class DBOSQueueDeduplicatedError(DBOSException):
         )
 
 
-class DBOSAwaitedWorkflowCancelledError(DBOSException):
+class DBOSAwaitedWorkflowCancelledError(DBOSAwaitedWorkflowError):
     """The workflow whose result was awaited ended CANCELLED (code 13): someone cancelled
     it, or its timeout (``SetWorkflowTimeout``, ``timeout_seconds``) expired.
     ``resume_workflow`` runs it again from its last checkpoint."""
@@ -226,9 +249,11 @@ class DBOSAwaitedWorkflowCancelledError(DBOSException):
         )
 
 
-class DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded(DBOSException):
+class DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded(DBOSAwaitedWorkflowError):
     """The workflow whose result was awaited was dead-lettered after too many recovery
-    attempts (code 14); see :class:`MaxRecoveryAttemptsExceededError`."""
+    attempts (code 14): it kept dying (a crash in a step, an out-of-memory kill) more often
+    than its ``max_recovery_attempts``, and is now MAX_RECOVERY_ATTEMPTS_EXCEEDED.
+    ``resume_workflow`` runs it again."""
 
     def __init__(self, workflow_id: str) -> None:
         self.workflow_id = workflow_id
@@ -237,7 +262,7 @@ class DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded(DBOSException):
         )
 
 
-class DBOSStreamTimeoutError(DBOSException):
+class DBOSStreamTimeoutError(DBOSTimeoutError):
     """Reading a stream with ``timeout_seconds``, no next value arrived in time (code 16).
     The stream is unchanged: read again from the same offset to keep waiting."""
 
@@ -249,7 +274,7 @@ class DBOSStreamTimeoutError(DBOSException):
         super().__init__(f"No value arrived on stream {key} of workflow {workflow_id}{within}", 16)
 
 
-class DBOSStepTimeoutError(DBOSException):
+class DBOSStepTimeoutError(DBOSTimeoutError):
     """A step ran longer than its ``timeout_seconds`` and was cancelled (code 18). The
     attempt counts as failed: with ``retries_allowed`` the step is retried, otherwise this
     is its recorded error, raised in the workflow."""
@@ -264,7 +289,7 @@ class DBOSStepTimeoutError(DBOSException):
         )
 
 
-class DBOSWorkflowIDInUseError(DBOSException):
+class DBOSWorkflowIDInUseError(DBOSDuplicateIDError):
     """A new workflow was asked for under an id another workflow already has."""
 
     def __init__(
@@ -291,7 +316,7 @@ class DBOSWorkflowIDInUseError(DBOSException):
         super().__init__(message, 27)
 
 
-class DBOSPayloadError(DBOSException, TypeError, ValueError):
+class DBOSPayloadError(DBOSStoredDataError, TypeError, ValueError):
     """A stored payload cannot be read: not in its format, in a format this process does
     not have, or a pickle this process refuses (``allow_pickle=False``).
 
@@ -307,7 +332,7 @@ class DBOSPayloadError(DBOSException, TypeError, ValueError):
         )
 
 
-class DBOSCorruptRowError(DBOSException):
+class DBOSCorruptRowError(DBOSStoredDataError):
     """A stored row holds what no DBOS SDK writes (an unknown status, say): it is reported,
     naming the workflow, the column and the problem, rather than waited on forever."""
 
@@ -338,7 +363,7 @@ class DBOSWorkflowAbortedError(DBOSException):
         )
 
 
-class DBOSStepNondeterminismError(DBOSException):
+class DBOSStepNondeterminismError(DBOSNondeterminismError):
     """One execution tried to record two different results for the same step (code 28),
     which a deterministic workflow never does. Make the workflow's order of durable calls
     independent of timing and of values read outside steps."""
@@ -353,7 +378,7 @@ class DBOSStepNondeterminismError(DBOSException):
         )
 
 
-class DBOSUnorderedTaskError(DBOSException):
+class DBOSUnorderedTaskError(DBOSNondeterminismError):
     """A durable call was made from a task whose place among its siblings the engine
     cannot know (a plain ``trio`` task inside a workflow): its step id would depend on
     how Trio schedules tasks, and a replay could hand it another call's checkpoint."""
@@ -383,30 +408,34 @@ def _no_such_workflow(destination: str, workflow_id: str) -> str:
     return f"There is no workflow with ID {workflow_id} (the {destination})"
 
 
-class DBOSWorkflowCancelledError(DBOSBaseException):
-    """The running workflow was cancelled (by ``cancel_workflow`` or its timeout)."""
+class DBOSWorkflowCancelledError(DBOSBaseException, metaclass=_NoPublicConstructor):
+    """The running workflow was cancelled (by ``cancel_workflow`` or its timeout): raised
+    inside it at its next durable call. Let it propagate. Only dbos_trio raises it:
+    calling the class raises ``TypeError``."""
 
     def __init__(self, workflow_id: str) -> None:
         self.workflow_id = workflow_id
         super().__init__(f"Workflow {workflow_id} was cancelled", 10)
 
+    @classmethod
+    def _create(cls, workflow_id: str) -> Self:
+        result: Self = _construct(cls, workflow_id)
+        return result
 
-class DBOSWorkflowConflictIDError(DBOSBaseException):
-    """This execution lost ownership of its workflow; another execution now owns it."""
+
+class DBOSWorkflowConflictIDError(DBOSBaseException, metaclass=_NoPublicConstructor):
+    """This execution lost ownership of its workflow; another execution now owns it and
+    will finish it. Let it propagate. Only dbos_trio raises it: calling the class raises
+    ``TypeError``."""
 
     def __init__(self, workflow_id: str) -> None:
         self.workflow_id = workflow_id
         super().__init__(f"Workflow {workflow_id} is no longer owned by this execution", 1)
 
-
-class SystemDatabaseError(DBOSException):
-    """The system database failed (connection lost, server error). Never a workflow outcome."""
-
-
-class DBOSQueryTimeoutError(SystemDatabaseError):
-    """A listing or introspection query ran longer than the configured
-    ``statement_timeout`` and the server cancelled it (nothing was changed). Narrow the
-    filters, page with ``limit``/``offset``, or raise the timeout."""
+    @classmethod
+    def _create(cls, workflow_id: str) -> Self:
+        result: Self = _construct(cls, workflow_id)
+        return result
 
 
 class PortableWorkflowError(Exception):

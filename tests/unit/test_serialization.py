@@ -365,7 +365,7 @@ def test_dbos_error_codes_and_messages_match_the_python_sdk() -> None:
 
 
 def test_workflow_cancellation_is_control_flow_not_an_exception() -> None:
-    error = DBOSWorkflowCancelledError("wf-9")
+    error = DBOSWorkflowCancelledError._create("wf-9")
 
     assert not isinstance(error, Exception)
     assert isinstance(error, BaseException)

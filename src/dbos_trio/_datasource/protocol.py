@@ -45,6 +45,10 @@ import attrs
 from dbos_trio._core.retry import Backoff
 from dbos_trio.errors import DBOSException, DBOSInvalidArgumentError
 
+# Defined with the public errors (this layer's users catch it from ``dbos_trio``); named
+# here too, for the backends and for rows pickled under this module's path.
+from dbos_trio.errors import TransactionOutcomeUnknown as TransactionOutcomeUnknown
+
 T = TypeVar("T")
 
 Row: TypeAlias = tuple[Any, ...]
@@ -127,13 +131,6 @@ class StepAlreadyRecorded(Exception):
     """The checkpoint insert found the row taken: another execution committed this step
     first. Raised before ``COMMIT``, so this transaction is rolled back; the recorded row
     is the step's result."""
-
-
-class TransactionOutcomeUnknown(DBOSException):
-    """The connection failed while ``COMMIT`` was in flight: the transaction may or may not
-    have committed. Outside a workflow nothing can tell, so this is raised to the caller
-    (the cause is the driver's error); inside one the attempt is retried, and its checkpoint
-    row tells."""
 
 
 class TransactionConnection(Protocol):

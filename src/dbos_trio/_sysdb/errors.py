@@ -28,6 +28,14 @@ what the caller should do, which is also who is to blame:
 Opening a backend that cannot connect at all raises :class:`SystemDatabaseUnreachable`, a
 :class:`~dbos_trio.DBOSInitializationError` (launch fails; it is not retried).
 
+Where they live: every kind a user can meet (all but the two conflicts, which never leave
+the protocol's code) is public, in :mod:`dbos_trio.errors` and ``dbos_trio`` (defined in
+``dbos_trio._core.database_errors``), so what reaches a caller has a public name; this
+module re-exports them for the backends, and so that rows pickled naming
+``dbos_trio._sysdb.errors`` (or the older ``dbos_trio.sysdb.errors``) still decode. The
+database's refusal of a value, :class:`InvalidValueError`, is a
+:class:`~dbos_trio.DBOSInvalidArgumentError`.
+
 Two of the kinds are *control* for the engine (:func:`is_control`): a transient error
 the retry policy gave up on (only under a configured bound), and a connection this
 process closed. Those never become a workflow's outcome: the row stays PENDING, and a
@@ -39,10 +47,15 @@ and re-runs at every launch.
 from __future__ import annotations
 
 from dbos_trio.errors import (
-    DBOSException,
-    DBOSInitializationError,
+    ConnectionLost,
+    Contention,
+    DatabaseClosed,
     DBOSQueryTimeoutError,
+    InvalidValueError,
     SystemDatabaseError,
+    SystemDatabaseUnreachable,
+    TransientDatabaseError,
+    UnexpectedDatabaseError,
 )
 
 __all__ = [
@@ -61,20 +74,6 @@ __all__ = [
 ]
 
 
-class TransientDatabaseError(SystemDatabaseError):
-    """The operation may succeed if tried again after a pause."""
-
-
-class ConnectionLost(TransientDatabaseError):
-    """The connection broke, the server is shutting down or restarting, or it cannot be
-    reached right now."""
-
-
-class Contention(TransientDatabaseError):
-    """The transaction lost a race (serialization failure, deadlock, lock timeout, SQLite
-    busy): another transaction touched the same rows."""
-
-
 class UniqueViolation(SystemDatabaseError):
     """A unique key already holds this value (an expected conflict, turned into an answer)."""
 
@@ -83,30 +82,10 @@ class ForeignKeyViolation(SystemDatabaseError):
     """A referenced row does not exist (an expected conflict, turned into an answer)."""
 
 
-class StatementTimeout(DBOSQueryTimeoutError):
-    """The server cancelled the statement after its ``statement_timeout`` (a
-    :class:`~dbos_trio.DBOSQueryTimeoutError`, and so a ``SystemDatabaseError``)."""
-
-
-class DatabaseClosed(SystemDatabaseError):
-    """This process closed the connection the operation needed (shutdown or a crash)."""
-
-
-class UnexpectedDatabaseError(SystemDatabaseError):
-    """A database error of no known kind: permanent, reported as it is."""
-
-
-class SystemDatabaseUnreachable(DBOSInitializationError):
-    """Opening the system database failed: no connection could be made (a bad or
-    unparsable URL, a server that does not answer, refused authentication)."""
-
-
-class InvalidValueError(DBOSException, ValueError):
-    """The database refused a value the caller passed (too long, a NUL byte, out of range).
-
-    Not a :class:`SystemDatabaseError`: retrying cannot help, and inside a workflow body it
-    raises at the call like any bad argument, so an uncaught one is the workflow's ERROR.
-    """
+StatementTimeout = DBOSQueryTimeoutError
+"""The server cancelled a statement after its ``statement_timeout``: the public
+:class:`~dbos_trio.DBOSQueryTimeoutError` itself (once a subclass of it, which users met
+under this private name). Rows pickled naming ``StatementTimeout`` decode to it."""
 
 
 MappedError = SystemDatabaseError | InvalidValueError

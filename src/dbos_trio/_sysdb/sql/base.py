@@ -54,5 +54,5 @@ class SQLBackendBase:
             {"workflow_id": workflow_id, "owner_xid": owner_xid, "function_id": -1},
         )
         if row is not None and row[0] == CANCELLED:
-            raise DBOSWorkflowCancelledError(workflow_id)
-        raise DBOSWorkflowConflictIDError(workflow_id)
+            raise DBOSWorkflowCancelledError._create(workflow_id)
+        raise DBOSWorkflowConflictIDError._create(workflow_id)

@@ -103,9 +103,9 @@ class WorkflowOperations(StepBatchOperations):
         assert row is not None
         status, owned, recorded_name, recorded_completed_at = row[0], row[1], row[2], row[3]
         if status == CANCELLED:
-            raise DBOSWorkflowCancelledError(workflow_id)
+            raise DBOSWorkflowCancelledError._create(workflow_id)
         if not owned:
-            raise DBOSWorkflowConflictIDError(workflow_id)
+            raise DBOSWorkflowConflictIDError._create(workflow_id)
         if recorded_name == step.function_name and recorded_completed_at == step.completed_at_ms:
             return  # our own earlier attempt committed before its reply was lost
         raise DBOSStepNondeterminismError(workflow_id, step.function_id)
