@@ -30,7 +30,7 @@ import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -62,7 +62,9 @@ async def run_asyncio(func: Callable[P, Awaitable[R]], /, *args: P.args, **kwarg
 
     On cancellation (of the calling Trio scope) the asyncio task is cancelled and awaited,
     then ``trio.Cancelled`` propagates. If the asyncio side cancels the task on its own,
-    :class:`AsyncioCancelledError` is raised. Without trio-asyncio installed,
+    :class:`AsyncioCancelledError` is raised. ``SystemExit`` and ``KeyboardInterrupt``
+    raised by ``func`` are raised here, in Trio, as from a Trio function (asyncio itself
+    would let them escape its loop and leave the task unfinished). Without trio-asyncio installed,
     ``ImportError`` names the extra to install.
     """
     try:
@@ -70,9 +72,21 @@ async def run_asyncio(func: Callable[P, Awaitable[R]], /, *args: P.args, **kwarg
     except ImportError as missing:
         raise ImportError(INSTALL_HINT) from missing
 
+    async def carried() -> tuple[R | None, BaseException | None]:
+        # On asyncio, a task raising SystemExit or KeyboardInterrupt re-raises it out of
+        # the loop instead of finishing: the task is never done, and its awaiter on Trio
+        # would wait for ever. It is carried out as a value and raised on the Trio side,
+        # where it stops launched() as from a Trio step.
+        try:
+            return await func(*args, **kwargs), None
+        except (SystemExit, KeyboardInterrupt) as stop:
+            return None, stop
+
     async def on_loop(loop: Any) -> R:
         try:
-            result: R = await loop.run_aio_coroutine(func(*args, **kwargs))
+            outcome: tuple[R | None, BaseException | None] = await loop.run_aio_coroutine(
+                carried()
+            )
         except asyncio.CancelledError as cancelled:
             # trio-asyncio passes the asyncio CancelledError along unchanged exactly when
             # the Trio scope was not cancelled: the asyncio side asked for this.
@@ -80,7 +94,10 @@ async def run_asyncio(func: Callable[P, Awaitable[R]], /, *args: P.args, **kwarg
                 f"{getattr(func, '__qualname__', func)!s} was cancelled on the asyncio side "
                 "(not by Trio)"
             ) from cancelled
-        return result
+        result, stop = outcome
+        if stop is not None:
+            raise stop
+        return cast(R, result)  # R itself whenever nothing stopped
 
     loop = trio_asyncio.current_loop.get()
     if loop is not None:

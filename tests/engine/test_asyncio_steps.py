@@ -29,6 +29,8 @@ from dbos_trio import (
 )
 from dbos_trio.aio import AsyncioCancelledError, as_trio, run_asyncio
 
+from support.backends import status_row
+
 MakeDBOS = Callable[..., DBOS]
 
 
@@ -269,3 +271,29 @@ class _no_loop:
 
     async def __aexit__(self, *exc: object) -> None:
         return None
+
+
+@pytest.mark.parametrize("kind", [SystemExit, KeyboardInterrupt])
+async def test_an_asyncio_step_stopping_the_process_leaves_launched_as_a_trio_step_would(
+    make_dbos: MakeDBOS, dbos_url: str, kind: type[BaseException]
+) -> None:
+    # Raised inside an asyncio task, these escaped asyncio's loop instead of finishing
+    # the task, so the step awaited it for ever and launched() never exited.
+    dbos = make_dbos()
+
+    @dbos.step(asyncio=True)
+    async def stops() -> None:
+        await asyncio.sleep(0)
+        raise kind
+
+    @dbos.workflow()
+    async def flow() -> None:
+        await stops()
+
+    with trio.fail_after(30):  # a hang guard: before the fix, this never returned
+        with pytest.raises(kind):
+            async with dbos.launched():
+                with SetWorkflowID(f"stops-{kind.__name__}"):
+                    await dbos.start_workflow(flow)
+                await trio.sleep_forever()
+    assert (await status_row(dbos_url, f"stops-{kind.__name__}"))["status"] == "PENDING"
