@@ -19,6 +19,7 @@ from dbos_trio import (
     DBOS,
     DBOSArgumentTypeError,
     DBOSException,
+    DBOSInvalidArgumentError,
     DBOSWorkflowIDInUseError,
     SetWorkflowAttributes,
     SetWorkflowID,
@@ -245,3 +246,25 @@ async def test_reject_refuses_an_existing_id_on_start_call_and_enqueue(
         with SetWorkflowID("reuse-1"):
             assert await once(5) == 1
     assert runs == [1]
+
+
+async def test_a_lone_surrogate_is_refused_at_the_call_on_both_backends(
+    make_dbos: MakeDBOS, dbos_url: str
+) -> None:
+    # PostgreSQL refused it only inside the database; SQLite stored it.
+    dbos = make_dbos()
+
+    @dbos.workflow()
+    async def noop() -> None:
+        return None
+
+    async with dbos.launched():
+        refused = pytest.raises(DBOSInvalidArgumentError, match="lone surrogate")
+        with refused, SetWorkflowAttributes({"note": "half \ud83d of a smile"}):
+            pass
+        with SetWorkflowAttributes({"ok": "fine"}), SetWorkflowID("kept"):
+            await noop()
+        with pytest.raises(DBOSInvalidArgumentError, match="lone surrogate"):
+            await dbos.update_workflow_attributes("kept", {"\udcff": 1})
+        status = await dbos.get_workflow_status("kept")
+        assert status is not None and status.attributes == {"ok": "fine"}

@@ -36,6 +36,17 @@ def encode(value: Any, argument: str) -> str:
     if "\\u0000" in text:
         # PostgreSQL's JSONB cannot hold a NUL character; SQLite's TEXT could.
         raise DBOSInvalidArgumentError(f"{argument} must not contain NUL characters")
+    try:
+        json.dumps(dict(value), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        # A lone surrogate (text decoded with errors="surrogateescape", a half of an emoji
+        # cut in two): no UTF-8 text can hold it. PostgreSQL refuses it inside the
+        # database, SQLite stores it; either way it is refused here, at the call.
+        bad = error.object[error.start : error.end]
+        raise DBOSInvalidArgumentError(
+            f"{argument} must be valid Unicode text: it holds the lone surrogate "
+            f"{bad!r}, which UTF-8 cannot encode"
+        ) from None
     return text
 
 
