@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dbos_trio._client.admin import ClientAdmin
 from dbos_trio._client.base import ClientWorkflowHandle
+from dbos_trio._client.connection import ClientConnection
 from dbos_trio._client.debouncing import ClientDebouncer, ClientDebouncing
 from dbos_trio._client.listing import ClientListing
 from dbos_trio._client.messaging import ClientMessaging
@@ -49,6 +50,7 @@ class Client(
     ClientTransactional,
     ClientQueues,
     ClientAdmin,
+    ClientConnection,
 ):
     """A connection to a system database for enqueueing, messaging and managing workflows.
 

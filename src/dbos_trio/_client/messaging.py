@@ -7,22 +7,18 @@ observer, like the official ``DBOSClient``.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from typing import Any
 
 from dbos_trio._client.base import ClientBase, ClientWorkflowHandle
-from dbos_trio._client.options import EnqueueOptions, SerializationChoice, payload_format
+from dbos_trio._client.options import EnqueueOptions, SerializationChoice
 from dbos_trio._client.rows import enqueued_row
-from dbos_trio._core import validate
-from dbos_trio._engine.durable import waits
-from dbos_trio._engine.durable.messages import send_message
-from dbos_trio._engine.durable.sleep import check_seconds
-from dbos_trio._engine.durable.streams import is_end
 from dbos_trio._engine.queues.enqueue import insert_queued
 from dbos_trio._engine.workflows.options import StartExtras
 from dbos_trio._engine.workflows.start import check_reuse, check_same_workflow
-from dbos_trio._sysdb.wakeups import stream_key
-from dbos_trio.errors import DBOSArgumentTypeError, DBOSException
+from dbos_trio._ops import messages as ops
+from dbos_trio._ops.messages import SendMessage
+from dbos_trio.errors import DBOSArgumentTypeError
 
 logger = logging.getLogger("dbos_trio._client")
 
@@ -67,7 +63,7 @@ class ClientMessaging(ClientBase):
 
     # --- messages, events, streams ---------------------------------------------------
 
-    async def send(
+    def send(
         self,
         destination_id: str,
         message: Any,
@@ -75,40 +71,52 @@ class ClientMessaging(ClientBase):
         idempotency_key: str | None = None,
         *,
         serialization: SerializationChoice | None = None,
-    ) -> None:
+        send_to_forks: bool = False,
+    ) -> Coroutine[Any, Any, None]:
         """Send ``message`` to a workflow (missing destination: ``DBOSNonExistentWorkflowError``).
 
         With an ``idempotency_key`` any number of sends leave one message, so a send
         cancelled or failed midway can be retried safely; without one, a retry after an
-        unknown outcome may deliver the message twice.
+        unknown outcome may deliver the message twice. With ``send_to_forks`` the message
+        also goes to every workflow forked from the destination, recursively, in the same
+        transaction.
         """
-        validate.text(destination_id, "destination_id")
-        validate.optional_text(topic, "topic")
-        validate.optional_text(idempotency_key, "idempotency_key")
-        runtime = self._require("send")
-        fmt = payload_format(runtime.codec, serialization)
-        try:
-            encoded = runtime.codec.encode(message, fmt)
-        except Exception as error:
-            raise DBOSException(f"cannot serialize the message as {fmt}: {error}") from error
-        await send_message(
-            runtime, destination_id, encoded, fmt, topic, idempotency_key, caller=None
+        return ops.send(
+            self._reach,
+            destination_id,
+            message,
+            topic,
+            idempotency_key,
+            serialization=serialization,
+            send_to_forks=send_to_forks,
         )
 
-    async def get_event(self, workflow_id: str, key: str, timeout_seconds: float = 60) -> Any:
+    def send_bulk(
+        self,
+        messages: Sequence[SendMessage],
+        *,
+        serialization: SerializationChoice | None = None,
+        send_to_forks: bool = False,
+    ) -> Coroutine[Any, Any, None]:
+        """Send every message in one transaction: all are delivered or none (a missing
+        destination raises :class:`DBOSNonExistentWorkflowError` and sends nothing).
+
+        Each message keeps a single send's id rule (an ``idempotency_key`` makes a retried
+        batch insert nothing twice); the same key twice for one destination raises at the
+        call. With ``send_to_forks`` each message also goes to every workflow forked from
+        its destination. Cancelled while it runs: it committed whole or not at all.
+        """
+        return ops.send_bulk(
+            self._reach, messages, serialization=serialization, send_to_forks=send_to_forks
+        )
+
+    def get_event(
+        self, workflow_id: str, key: str, timeout_seconds: float = 60
+    ) -> Coroutine[Any, Any, Any]:
         """The latest value of a workflow's event, waiting up to the timeout; None if unset."""
-        validate.text(workflow_id, "workflow_id")
-        validate.text(key, "key")
-        check_seconds(timeout_seconds, "get_event: timeout_seconds")
-        runtime = self._require("get_event")
+        return ops.get_event(self._reach, workflow_id, key, timeout_seconds)
 
-        async def deadline() -> float:
-            return runtime.clock.now() + timeout_seconds
-
-        found = await waits.wait_for_event(runtime, workflow_id, key, deadline)
-        return None if found is None else runtime.codec.decode(found[0], found[1])
-
-    async def read_stream(
+    def read_stream(
         self,
         workflow_id: str,
         key: str,
@@ -123,22 +131,25 @@ class ClientMessaging(ClientBase):
         :class:`DBOSStreamTimeoutError`. A missing workflow raises
         :class:`DBOSNonExistentWorkflowError`.
         """
-        validate.text(workflow_id, "workflow_id")
-        validate.text(key, "key")
-        validate.integer(offset, "offset", low=0)
-        validate.optional_seconds(timeout_seconds, "timeout_seconds", forever_allowed=True)
-        runtime = self._require("read_stream")
-        if timeout_seconds is not None and timeout_seconds < 0:
-            raise ValueError(f"timeout_seconds must not be negative, got {timeout_seconds}")
-        with runtime.wakeups.subscribe(stream_key(workflow_id, key)) as wakeup:
-            while True:
-                values = await waits.next_stream_values(
-                    runtime, wakeup, workflow_id, key, offset, timeout_seconds=timeout_seconds
-                )
-                if not values:
-                    return  # drained after the writer ended
-                for value, fmt in values:
-                    if is_end(value, fmt):
-                        return
-                    offset += 1
-                    yield runtime.codec.decode(value, fmt)
+        return ops.read_stream(
+            self._reach, workflow_id, key, offset=offset, timeout_seconds=timeout_seconds
+        )
+
+    def read_stream_offset(
+        self,
+        workflow_id: str,
+        key: str,
+        offset: int,
+        *,
+        timeout_seconds: float | None = None,
+    ) -> Coroutine[Any, Any, Any]:
+        """The one value at ``offset`` of the workflow's stream ``key``, waiting for it.
+
+        Raises :class:`DBOSStreamTimeoutError` if the stream is closed (or its writer
+        finished) before that offset, or nothing arrives within ``timeout_seconds``;
+        :class:`DBOSNonExistentWorkflowError` for a missing workflow. Cancellation raises
+        ``trio.Cancelled`` and changes nothing.
+        """
+        return ops.read_stream_offset(
+            self._reach, workflow_id, key, offset, timeout_seconds=timeout_seconds
+        )

@@ -8,13 +8,14 @@ the client is open. See :mod:`dbos_trio._engine.queues.stored` for the invariant
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from dbos_trio._client.base import ClientBase
 from dbos_trio._core.admission import QueueConfig, RateLimit
-from dbos_trio._engine.queues import stored as queue_admin
-from dbos_trio._engine.queues.stored import OnConflict
 from dbos_trio._engine.state import Runtime
+from dbos_trio._ops import queues as ops
+from dbos_trio._ops.queues import OnConflict
 from dbos_trio._queue_setters import QueueSetters
-from dbos_trio.errors import DBOSInvalidArgumentError
 
 
 class ClientQueue(QueueSetters):
@@ -65,31 +66,38 @@ class ClientQueues(ClientBase):
         before anything is written; a name another application owns raises
         :class:`~dbos_trio.DBOSException` in every mode.
         """
-        mode = queue_admin.check_on_conflict(on_conflict)
-        if mode == "update_if_latest_version":
-            raise DBOSInvalidArgumentError(
-                "on_conflict='update_if_latest_version' needs an application version, which "
-                "a client does not run: use 'always_update' or 'never_update'"
-            )
-        config = QueueConfig(
-            name=name,
-            global_concurrency=global_concurrency,
+        stored = await ops.register_queue(
+            self._reach,
+            name,
             worker_concurrency=worker_concurrency,
+            global_concurrency=global_concurrency,
             limiter=limiter,
             partition_concurrency=partition_concurrency,
             partition_worker_concurrency=partition_worker_concurrency,
             partition_limiter=partition_limiter,
             polling_interval_sec=polling_interval_sec,
+            on_conflict=on_conflict,
             application_name=application_name or self._app_name,
-        )
-        runtime = self._require("register_queue")
-        stored = await queue_admin.register_queue(
-            runtime, config, overwrite=mode == "always_update"
         )
         return ClientQueue(self, stored)
 
     async def retrieve_queue(self, name: str) -> ClientQueue | None:
         """The stored queue ``name`` with its setters, or None."""
-        runtime = self._require("retrieve_queue")
-        stored = await runtime.sysdb.get_queue(name)
+        stored = await ops.retrieve_queue(self._reach, name)
         return None if stored is None else ClientQueue(self, stored)
+
+    async def list_queues(
+        self, *, application_name: str | Sequence[str] | None = None
+    ) -> list[ClientQueue]:
+        """The stored queues, by name, each with its setters: those of
+        ``application_name`` (one name or several) and the unclaimed ones; by default the
+        client's application's (every queue for a client of no application). One read per
+        application; cancellation changes nothing."""
+        found = await ops.list_queues(self._reach, application_name=application_name)
+        return [ClientQueue(self, config) for config in found]
+
+    async def delete_queue(self, name: str) -> None:
+        """Delete the queue's row (a missing one is not an error). Its ENQUEUED workflows
+        stay as they are, unserved, until a queue of that name is registered again. One
+        statement: cancelled, it happened or it did not."""
+        await ops.delete_queue(self._reach, name)

@@ -26,6 +26,7 @@ of a ``@ds.transaction`` function), or any connection with psycopg's async inter
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -35,11 +36,10 @@ from dbos_trio._client.base import ClientBase, ClientWorkflowHandle
 from dbos_trio._client.options import EnqueueOptions, SerializationChoice, payload_format
 from dbos_trio._client.rows import enqueued_row
 from dbos_trio._core import validate
-from dbos_trio._core.ids import random_uuid
-from dbos_trio._core.units import message_id
-from dbos_trio._engine.durable.messages import topic_of
 from dbos_trio._engine.state import Runtime
 from dbos_trio._engine.workflows.start import check_same_workflow
+from dbos_trio._ops import messages as messaging
+from dbos_trio._ops.messages import SEND, SEND_BULK, SendMessage
 from dbos_trio._sysdb.postgres.backend import PostgresSystemDatabase, statement_text
 from dbos_trio._sysdb.rows import init_result, new_workflow_params
 from dbos_trio.errors import (
@@ -104,41 +104,82 @@ class ClientTransactional(ClientBase):
         idempotency_key: str | None = None,
         *,
         serialization: SerializationChoice | None = None,
+        send_to_forks: bool = False,
     ) -> None:
         """Insert the message :meth:`send` would, on ``conn``, in the caller's open
         transaction (nothing is committed here). With an ``idempotency_key`` any number of
-        sends leave one message. A missing destination raises
-        :class:`~dbos_trio.DBOSNonExistentWorkflowError` and leaves the caller's
-        transaction aborted.
+        sends leave one message; with ``send_to_forks`` it also goes to every workflow
+        forked from the destination (found in the caller's transaction). A missing
+        destination raises :class:`~dbos_trio.DBOSNonExistentWorkflowError` and leaves
+        the caller's transaction aborted.
         """
-        validate.text(destination_id, "destination_id")
-        validate.optional_text(topic, "topic")
-        validate.optional_text(idempotency_key, "idempotency_key")
-        runtime, schema = self._transactional("send_in_transaction")
+        one = SendMessage(
+            destination_id=destination_id,
+            message=message,
+            topic=topic,
+            idempotency_key=idempotency_key,
+        )
+        await self._send_on(conn, [one], serialization, send_to_forks, SEND, "send_in_transaction")
+
+    async def send_bulk_in_transaction(
+        self,
+        conn: Any,
+        messages: Sequence[SendMessage],
+        *,
+        serialization: SerializationChoice | None = None,
+        send_to_forks: bool = False,
+    ) -> None:
+        """Insert every message :meth:`send_bulk` would, on ``conn``, in the caller's open
+        transaction: they commit with the caller's rows or vanish with a rollback (nothing
+        is committed here). The batch is checked first, as by :meth:`send_bulk`; a missing
+        destination raises :class:`~dbos_trio.DBOSNonExistentWorkflowError` and leaves the
+        caller's transaction aborted. Cancellation while a statement runs leaves the
+        caller's transaction in an unknown state: roll it back.
+        """
+        await self._send_on(
+            conn, messages, serialization, send_to_forks, SEND_BULK, "send_bulk_in_transaction"
+        )
+
+    async def _send_on(
+        self,
+        conn: Any,
+        messages: Sequence[SendMessage],
+        serialization: SerializationChoice | None,
+        send_to_forks: bool,
+        step_name: str,
+        operation: str,
+    ) -> None:
+        batch = messaging.checked_batch(messages)
+        validate.boolean(send_to_forks, "send_to_forks")
+        runtime, schema = self._transactional(operation)
         fmt = payload_format(runtime.codec, serialization)
-        try:
-            encoded = runtime.codec.encode(message, fmt)
-        except Exception as error:
-            raise DBOSException(f"cannot serialize the message as {fmt}: {error}") from error
-        params = {
-            "caller_id": None,
-            "owner_xid": None,
-            "function_id": None,
-            "function_name": "DBOS.send",
-            "application_name": None,
-            "message_uuid": random_uuid()
-            if idempotency_key is None
-            else message_id(idempotency_key, destination_id),
-            "destination_id": destination_id,
-            "topic": topic_of(topic),
-            "message": encoded,
-            "serialization": fmt,
-            "now": runtime.clock.now_ms(),
-        }
-        try:
-            await _fetch_one(conn, statement_text(schema, "send_message"), params)
-        except psycopg.errors.ForeignKeyViolation:
-            raise DBOSNonExistentWorkflowError("`send` destination", destination_id) from None
+
+        async def forks(workflow_id: str) -> list[str]:
+            return await _forks_on(conn, schema, workflow_id)
+
+        rows = await messaging.outgoing(runtime, batch, fmt, forks if send_to_forks else None)
+        sql = statement_text(schema, "send_message")
+        now = runtime.clock.now_ms()
+        for row in rows:
+            params = {
+                "caller_id": None,
+                "owner_xid": None,
+                "function_id": None,
+                "function_name": step_name,
+                "application_name": None,
+                "message_uuid": row.message_uuid,
+                "destination_id": row.destination_id,
+                "topic": row.topic,
+                "message": row.message,
+                "serialization": row.serialization,
+                "now": now,
+            }
+            try:
+                await _fetch(conn, sql, params)
+            except psycopg.errors.ForeignKeyViolation:
+                raise DBOSNonExistentWorkflowError(
+                    "`send` destination", row.destination_id
+                ) from None
 
     def _transactional(self, operation: str) -> tuple[Runtime, str]:
         runtime = self._require(operation)
@@ -151,20 +192,41 @@ class ClientTransactional(ClientBase):
         return runtime, sysdb.schema
 
 
+async def _forks_on(conn: Any, schema: str, workflow_id: str) -> list[str]:
+    """Every workflow forked from ``workflow_id``, recursively, read on the caller's
+    connection (so the walk sees the caller's own uncommitted forks too)."""
+    sql = statement_text(schema, "list_forks")
+    found: list[str] = []
+    seen = {workflow_id}
+    level = [workflow_id]
+    while level:
+        rows = await _fetch(conn, sql, {"workflow_ids": level})
+        level = [row[0] for row in rows if row[0] not in seen]
+        seen.update(level)
+        found.extend(level)
+    return found
+
+
 async def _fetch_one(conn: Any, sql: str, params: dict[str, Any]) -> Row | None:
     """The first row of ``sql`` run on the caller's connection, whatever its kind."""
+    rows = await _fetch(conn, sql, params)
+    return rows[0] if rows else None
+
+
+async def _fetch(conn: Any, sql: str, params: dict[str, Any]) -> list[Row]:
+    """Every row of ``sql`` run on the caller's connection, whatever its kind."""
     if isinstance(conn, psycopg.Connection):
 
-        def run() -> Row | None:
-            row: Row | None = conn.execute(sql, params).fetchone()
-            return row
+        def run() -> list[Row]:
+            rows: list[Row] = conn.execute(sql, params).fetchall()
+            return rows
 
         # abandon_on_cancel=False: the statement runs to its end on the caller's
         # connection; a Cancelled raised before it did would leave it mid-conversation.
         return await trio.to_thread.run_sync(run)
-    fetch_one = getattr(conn, "fetch_one", None)
-    if fetch_one is not None:  # a datasource's TransactionConnection
-        found: Row | None = await fetch_one(sql, params)
+    fetch_all = getattr(conn, "fetch_all", None)
+    if fetch_all is not None:  # a datasource's TransactionConnection
+        found: list[Row] = await fetch_all(sql, params)
         return found
     execute = getattr(conn, "execute", None)
     if execute is None:
@@ -172,5 +234,5 @@ async def _fetch_one(conn: Any, sql: str, params: dict[str, Any]) -> Row | None:
             f"conn must be a psycopg connection (sync or async), not {type(conn).__name__}"
         )
     cursor = await execute(sql, params)
-    row: Row | None = await cursor.fetchone()
-    return row
+    rows: list[Row] = await cursor.fetchall()
+    return rows

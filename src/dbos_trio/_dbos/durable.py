@@ -13,7 +13,8 @@ from typing import Any, Literal, ParamSpec, TypeVar
 from dbos_trio._core import validate
 from dbos_trio._dbos.base import DBOSBase
 from dbos_trio._engine.context import current_step, current_workflow
-from dbos_trio._engine.durable import events, messages, sleep, streams
+from dbos_trio._engine.durable import events, sleep, streams
+from dbos_trio._engine.durable import messages as engine_messages
 from dbos_trio._engine.durable import send_many as bulk
 from dbos_trio._engine.workflows.handle import (
     WorkflowHandle,
@@ -21,6 +22,7 @@ from dbos_trio._engine.workflows.handle import (
     start_workflow,
     wait_first,
 )
+from dbos_trio._ops import messages
 from dbos_trio._registry import resolve_workflow
 from dbos_trio.errors import DBOSNonExistentWorkflowError
 
@@ -116,11 +118,8 @@ class Durable(DBOSBase):
         destination, recursively, in the same transaction; ``serialization`` picks the
         stored format (default: the sending workflow's).
         """
-        executor = self._require_executor("send")
-        if serialization is None and not send_to_forks:
-            return messages.send(executor, destination_id, message, topic, idempotency_key)
-        return bulk.send_one(
-            executor,
+        return messages.send(
+            self._reach,
             destination_id,
             message,
             topic,
@@ -141,7 +140,7 @@ class Durable(DBOSBase):
         same topic, it raises :class:`~dbos_trio.DBOSException`.
         """
         self._require_executor("recv")
-        return messages.recv(topic, timeout_seconds)
+        return engine_messages.recv(topic, timeout_seconds)
 
     def set_event(
         self, key: str, value: Any, *, serialization: Literal["portable", "native"] | None = None
@@ -169,8 +168,7 @@ class Durable(DBOSBase):
         and records nothing; a database failure raises
         :class:`~dbos_trio.SystemDatabaseError` after the retries.
         """
-        executor = self._require_executor("get_event")
-        return events.get_event(executor, workflow_id, key, timeout_seconds)
+        return messages.get_event(self._reach, workflow_id, key, timeout_seconds)
 
     def write_stream(
         self, key: str, value: Any, *, serialization: Literal["portable", "native"] | None = None
@@ -219,5 +217,6 @@ class Durable(DBOSBase):
         Reading starts at ``offset``; waiting longer than ``timeout_seconds`` for one
         value raises :class:`~dbos_trio.DBOSStreamTimeoutError`.
         """
-        executor = self._require_executor("read_stream")
-        return streams.read_stream(executor, workflow_id, key, offset, timeout_seconds)
+        return messages.read_stream(
+            self._reach, workflow_id, key, offset=offset, timeout_seconds=timeout_seconds
+        )

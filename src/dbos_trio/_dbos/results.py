@@ -16,10 +16,9 @@ import trio
 from dbos_trio._core import validate
 from dbos_trio._dbos.base import DBOSBase
 from dbos_trio._engine.context import current_workflow
-from dbos_trio._engine.durable import published as results
-from dbos_trio._engine.durable import send_many as bulk
 from dbos_trio._engine.durable.send_many import SendMessage
 from dbos_trio._engine.workflows.handle import handle_for
+from dbos_trio._ops import messages as ops
 from dbos_trio.errors import DBOSException
 
 
@@ -29,18 +28,21 @@ class Results(DBOSBase):
         messages: Sequence[SendMessage],
         *,
         serialization: Literal["portable", "native"] | None = None,
+        send_to_forks: bool = False,
     ) -> Coroutine[Any, Any, None]:
         """Send every message in one transaction: all are delivered or none (a missing
         destination raises :class:`~dbos_trio.DBOSNonExistentWorkflowError` and sends
         nothing). Two messages with the same idempotency key and destination raise at
-        the call. Cancelled while it runs: it committed whole or not at all."""
-        executor = self._require_executor("send_bulk")
-        return bulk.send_bulk(executor, messages, serialization=serialization)
+        the call. Cancelled while it runs: it committed whole or not at all. With
+        ``send_to_forks`` each message also goes to every workflow forked from its
+        destination, recursively."""
+        return ops.send_bulk(
+            self._reach, messages, serialization=serialization, send_to_forks=send_to_forks
+        )
 
     def get_all_events(self, workflow_id: str) -> Coroutine[Any, Any, dict[str, Any]]:
         """Every event the workflow published, at its latest value (``{}`` if none)."""
-        executor = self._require_executor("get_all_events")
-        return results.get_all_events(executor, workflow_id)
+        return ops.get_all_events(self._reach, workflow_id)
 
     def read_stream_offset(
         self,
@@ -56,8 +58,9 @@ class Results(DBOSBase):
         its writer finished) before that offset, or nothing arrives within
         ``timeout_seconds``; :class:`~dbos_trio.DBOSNonExistentWorkflowError` for a
         missing workflow."""
-        executor = self._require_executor("read_stream_offset")
-        return results.read_stream_offset(executor, workflow_id, key, offset, timeout_seconds)
+        return ops.read_stream_offset(
+            self._reach, workflow_id, key, offset, timeout_seconds=timeout_seconds
+        )
 
     async def get_result(self, workflow_id: str, *, timeout: float | None = None) -> Any:
         """Wait for the workflow to finish; return its result or raise its error (as its

@@ -5,7 +5,7 @@ which no start accepts), so it reads one index page and changes nothing. It runs
 deadline because the backend retries a lost connection (for ``database_retry_limit``, or
 until the database is back): a check must answer, not wait out an outage. Either way
 (the deadline passed, or the retries gave up) the answer is
-:class:`~dbos_trio.errors.SystemDatabaseUnreachable`, the error opening an unreachable
+:class:`~dbos_trio.SystemDatabaseUnreachable`, the error opening an unreachable
 database raises, so a caller handles "cannot reach it" one way.
 """
 
@@ -27,7 +27,7 @@ PROBE_ID = ""
 
 def check_connection(reach: Reach, *, timeout: float) -> Coroutine[Any, Any, None]:
     """Return once one statement made the round trip to the system database; raise
-    :class:`~dbos_trio.errors.SystemDatabaseUnreachable` if none did within ``timeout``
+    :class:`~dbos_trio.SystemDatabaseUnreachable` if none did within ``timeout``
     seconds (or the retry policy gave up first). Never checkpointed; cancellation raises
     ``trio.Cancelled`` and changes nothing (the probe only reads)."""
     validate.seconds(timeout, "timeout", positive=True)
