@@ -12,15 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from dbos_trio._client.base import ClientBase, ClientWorkflowHandle
-from dbos_trio._engine.schedules import definitions as schedules
-from dbos_trio._engine.schedules import firing
-from dbos_trio._engine.schedules.definitions import (
-    ACTIVE,
-    PAUSED,
-    ClientScheduleInput,
-    WorkflowSchedule,
-)
-from dbos_trio.errors import DBOSException
+from dbos_trio._ops import schedules as ops
+from dbos_trio._ops.schedules import ClientScheduleInput, WorkflowSchedule
 
 
 class ClientSchedules(ClientBase):
@@ -43,37 +36,23 @@ class ClientSchedules(ClientBase):
         :meth:`DBOS.create_schedule <dbos_trio.DBOS.create_schedule>` checks, except the
         workflow, which only an executor knows; the queue must be in the ``queues`` table.
         """
-        runtime = self._require("create_schedule")
-        spec = schedules.client_spec(
-            ClientScheduleInput(
-                schedule_name=schedule_name,
-                workflow_name=workflow_name,
-                schedule=schedule,
-                context=context,
-                workflow_class_name=workflow_class_name,
-                automatic_backfill=automatic_backfill,
-                cron_timezone=cron_timezone,
-                queue_name=queue_name,
-                application_name=application_name,
-            ),
-            runtime.app_name,
+        entry = ClientScheduleInput(
+            schedule_name=schedule_name,
+            workflow_name=workflow_name,
+            schedule=schedule,
+            context=context,
+            workflow_class_name=workflow_class_name,
+            automatic_backfill=automatic_backfill,
+            cron_timezone=cron_timezone,
+            queue_name=queue_name,
+            application_name=application_name,
         )
-        await schedules.create(runtime, await schedules.check_spec(runtime, spec, {}))
+        await ops.create_schedule(self._reach, entry)
 
     async def apply_schedules(self, entries: Sequence[ClientScheduleInput]) -> None:
         """Create or redefine several schedules atomically (all or none), keeping each
         existing one's id, status and ``last_fired_at``."""
-        runtime = self._require("apply_schedules")
-        specs = []
-        for index, entry in enumerate(entries):
-            if not isinstance(entry, ClientScheduleInput):
-                raise DBOSException(
-                    f"apply_schedules: entry {index} must be a ClientScheduleInput, not "
-                    f"{type(entry).__name__}"
-                )
-            specs.append(schedules.client_spec(entry, runtime.app_name))
-        rows = [await schedules.check_spec(runtime, spec, {}) for spec in specs]
-        await schedules.apply(runtime, rows)
+        await ops.apply_schedules(self._reach, entries)
 
     async def list_schedules(
         self,
@@ -85,46 +64,42 @@ class ClientSchedules(ClientBase):
     ) -> list[WorkflowSchedule]:
         """Stored schedules by name: by default the client's application's and unclaimed
         ones (all of them for a client of no application)."""
-        runtime = self._require("list_schedules")
-        filters = schedules.list_filters(
+        return await ops.list_schedules(
+            self._reach,
             status=status,
             workflow_name=workflow_name,
             schedule_name_prefix=schedule_name_prefix,
             application_name=application_name,
-            default_application=runtime.app_name,
         )
-        return await schedules.listing(runtime, filters)
 
     async def get_schedule(self, name: str) -> WorkflowSchedule | None:
         """The stored schedule called ``name``, or None (one read; cancellation writes
         nothing, a database failure raises :class:`~dbos_trio.SystemDatabaseError`)."""
-        return await schedules.get(self._require("get_schedule"), name)
+        return await ops.get_schedule(self._reach, name)
 
     async def delete_schedule(self, name: str) -> None:
         """Delete the schedule (a missing one is not an error); runs it already enqueued
         stay. One statement: cancelled, it happened or it did not."""
-        await schedules.delete(self._require("delete_schedule"), name)
+        await ops.delete_schedule(self._reach, name)
 
     async def pause_schedule(self, name: str) -> None:
         """Stop the schedule firing until :meth:`resume_schedule`; executors see the change
         at their next poll of the schedules table. One statement."""
-        await schedules.set_status(self._require("pause_schedule"), name, PAUSED)
+        await ops.pause_schedule(self._reach, name)
 
     async def resume_schedule(self, name: str) -> None:
         """Let a paused schedule fire again: ticks while paused are skipped unless it has
         ``automatic_backfill`` (or see :meth:`backfill_schedule`). One statement."""
-        await schedules.set_status(self._require("resume_schedule"), name, ACTIVE)
+        await ops.resume_schedule(self._reach, name)
 
     async def backfill_schedule(
         self, schedule_name: str, start: datetime, end: datetime
     ) -> list[ClientWorkflowHandle[Any]]:
         """Enqueue every tick strictly between ``start`` and ``end`` not run yet; handles in
         tick order (see :meth:`DBOS.backfill_schedule <dbos_trio.DBOS.backfill_schedule>`)."""
-        runtime = self._require("backfill_schedule")
-        ids = await firing.backfill(runtime, schedule_name, start, end)
+        ids = await ops.backfill_schedule(self._reach, schedule_name, start, end)
         return [self._handle(workflow_id) for workflow_id in ids]
 
     async def trigger_schedule(self, schedule_name: str) -> ClientWorkflowHandle[Any]:
         """Enqueue one run of the schedule now."""
-        runtime = self._require("trigger_schedule")
-        return self._handle(await firing.trigger(runtime, schedule_name))
+        return self._handle(await ops.trigger_schedule(self._reach, schedule_name))

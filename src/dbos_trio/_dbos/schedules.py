@@ -21,23 +21,14 @@ from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from dbos_trio._core import validate
 from dbos_trio._dbos.base import DBOSBase
-from dbos_trio._engine.context import current_workflow
 from dbos_trio._engine.schedules import definitions as schedules
-from dbos_trio._engine.schedules import firing
-from dbos_trio._engine.schedules.definitions import PAUSED, ScheduleInput, WorkflowSchedule
-from dbos_trio._engine.workflows.checkpoint import as_step
 from dbos_trio._engine.workflows.handle import WorkflowHandle, handle_for
+from dbos_trio._ops import schedules as ops
+from dbos_trio._ops.schedules import ScheduleInput, WorkflowSchedule
 from dbos_trio._registry import DeclaredSchedule
-from dbos_trio.errors import DBOSException
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _outside_workflow(operation: str) -> None:
-    if current_workflow.get() is not None:
-        raise DBOSException(f"DBOS.{operation} cannot be called from within a workflow")
 
 
 class Schedules(DBOSBase):
@@ -102,9 +93,7 @@ class Schedules(DBOSBase):
         context)``), an undeclared queue, or a context that cannot be serialized; a name
         that exists raises :class:`DBOSException` and changes nothing.
         """
-        executor = self._require_executor("create_schedule")
-        spec = schedules.spec_of(
-            self._registry,
+        entry = ScheduleInput(
             schedule_name=schedule_name,
             workflow=workflow,
             schedule=schedule,
@@ -112,14 +101,10 @@ class Schedules(DBOSBase):
             automatic_backfill=automatic_backfill,
             cron_timezone=cron_timezone,
             queue_name=queue_name,
-            application_name=executor.app_name,
         )
-
-        async def create() -> None:
-            row = await schedules.check_spec(executor, spec, self._queues)
-            await schedules.create(executor, row)
-
-        return as_step("DBOS.createSchedule", create)
+        return ops.create_schedule(
+            self._reach, entry, registry=self._registry, declared=self._queues
+        )
 
     async def apply_schedules(self, entries: Sequence[ScheduleInput]) -> None:
         """Create or redefine several schedules at once, atomically (all or none).
@@ -128,30 +113,9 @@ class Schedules(DBOSBase):
         ``last_fired_at``. Every entry is checked first, as by :meth:`create_schedule`;
         refused inside a workflow.
         """
-        _outside_workflow("apply_schedules")
-        executor = self._require_executor("apply_schedules")
-        specs = []
-        for index, entry in enumerate(entries):
-            if not isinstance(entry, ScheduleInput):
-                raise DBOSException(
-                    f"apply_schedules: entry {index} must be a ScheduleInput, not "
-                    f"{type(entry).__name__}"
-                )
-            specs.append(
-                schedules.spec_of(
-                    self._registry,
-                    schedule_name=entry.schedule_name,
-                    workflow=entry.workflow,
-                    schedule=entry.schedule,
-                    context=entry.context,
-                    automatic_backfill=entry.automatic_backfill,
-                    cron_timezone=entry.cron_timezone,
-                    queue_name=entry.queue_name,
-                    application_name=executor.app_name,
-                )
-            )
-        rows = [await schedules.check_spec(executor, spec, self._queues) for spec in specs]
-        await schedules.apply(executor, rows)
+        await ops.apply_schedules(
+            self._reach, entries, registry=self._registry, declared=self._queues
+        )
 
     def list_schedules(
         self,
@@ -162,41 +126,29 @@ class Schedules(DBOSBase):
         application_name: str | Sequence[str] | None = None,
     ) -> Coroutine[Any, Any, list[WorkflowSchedule]]:
         """Stored schedules, by name: by default this application's and unclaimed ones."""
-        executor = self._require_executor("list_schedules")
-        filters = schedules.list_filters(
+        return ops.list_schedules(
+            self._reach,
             status=status,
             workflow_name=workflow_name,
             schedule_name_prefix=schedule_name_prefix,
             application_name=application_name,
-            default_application=executor.app_name,
         )
-        return as_step("DBOS.listSchedules", lambda: schedules.listing(executor, filters))
 
     def get_schedule(self, name: str) -> Coroutine[Any, Any, WorkflowSchedule | None]:
         """The schedule called ``name``, or None."""
-        validate.text(name, "name")
-        executor = self._require_executor("get_schedule")
-        return as_step("DBOS.getSchedule", lambda: schedules.get(executor, name))
+        return ops.get_schedule(self._reach, name)
 
     def delete_schedule(self, name: str) -> Coroutine[Any, Any, None]:
         """Delete the schedule (no error if there is none); runs already made stay."""
-        validate.text(name, "name")
-        executor = self._require_executor("delete_schedule")
-        return as_step("DBOS.deleteSchedule", lambda: schedules.delete(executor, name))
+        return ops.delete_schedule(self._reach, name)
 
     def pause_schedule(self, name: str) -> Coroutine[Any, Any, None]:
         """Stop the schedule firing (every executor stops within one polling interval)."""
-        validate.text(name, "name")
-        executor = self._require_executor("pause_schedule")
-        return as_step("DBOS.pauseSchedule", lambda: schedules.set_status(executor, name, PAUSED))
+        return ops.pause_schedule(self._reach, name)
 
     def resume_schedule(self, name: str) -> Coroutine[Any, Any, None]:
         """Let a paused schedule fire again, from its next tick (paused ticks are skipped)."""
-        validate.text(name, "name")
-        executor = self._require_executor("resume_schedule")
-        return as_step(
-            "DBOS.resumeSchedule", lambda: schedules.set_status(executor, name, schedules.ACTIVE)
-        )
+        return ops.resume_schedule(self._reach, name)
 
     async def backfill_schedule(
         self, schedule_name: str, start: datetime, end: datetime
@@ -204,14 +156,11 @@ class Schedules(DBOSBase):
         """Enqueue every tick strictly between ``start`` and ``end`` (naive times are UTC)
         with the ids the scheduler gives them, so ticks already run are not run again;
         handles in tick order. Refused inside a workflow; a missing schedule raises."""
-        _outside_workflow("backfill_schedule")
-        executor = self._require_executor("backfill_schedule")
-        ids = await firing.backfill(executor, schedule_name, start, end)
-        return [handle_for(executor, workflow_id) for workflow_id in ids]
+        ids = await ops.backfill_schedule(self._reach, schedule_name, start, end)
+        return [handle_for(self._require_executor("handle"), workflow_id) for workflow_id in ids]
 
     async def trigger_schedule(self, schedule_name: str) -> WorkflowHandle[Any]:
         """Enqueue one run of the schedule now (id ``sched-{name}-trigger-{now}``, its
         ``scheduled_time`` now). Refused inside a workflow; a missing schedule raises."""
-        _outside_workflow("trigger_schedule")
-        executor = self._require_executor("trigger_schedule")
-        return handle_for(executor, await firing.trigger(executor, schedule_name))
+        workflow_id = await ops.trigger_schedule(self._reach, schedule_name)
+        return handle_for(self._require_executor("handle"), workflow_id)

@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any
 
-from dbos_trio._core import validate
 from dbos_trio._dbos.base import DBOSBase
 from dbos_trio._engine.durable import patching
-from dbos_trio._engine.recovery import adoption, versions
+from dbos_trio._ops import versions as ops
 from dbos_trio._sysdb.records import ApplicationVersion
 
 
@@ -48,16 +47,14 @@ class Versions(DBOSBase):
         A database failure raises :class:`~dbos_trio.SystemDatabaseError` (after the
         retry policy gave up); cancellation changes nothing.
         """
-        executor = self._require_executor("list_application_versions")
-        return await versions.list_versions(executor.sysdb, executor.app_name)
+        return await ops.list_application_versions(self._reach)
 
     async def get_latest_application_version(self) -> ApplicationVersion:
         """The latest version of this application: the one that runs version-less work.
 
         :class:`~dbos_trio.DBOSException` if none is registered (never, once launched).
         """
-        executor = self._require_executor("get_latest_application_version")
-        return await versions.latest(executor.sysdb, executor.app_name)
+        return await ops.get_latest_application_version(self._reach)
 
     async def set_latest_application_version(
         self, version: str, *, application_name: str | None = None
@@ -69,14 +66,8 @@ class Versions(DBOSBase):
         :class:`~dbos_trio.DBOSException` and changes nothing. One transaction; a
         cancelled call either stamped the version or did not.
         """
-        validate.text(version, "version")
-        validate.optional_text(application_name, "application_name")
-        executor = self._require_executor("set_latest_application_version")
-        await versions.set_latest(
-            executor.sysdb,
-            version,
-            application_name or executor.app_name,
-            executor.clock.now_ms(),
+        await ops.set_latest_application_version(
+            self._reach, version, application_name=application_name
         )
 
     # --- recovering another executor's work ----------------------------------------------
@@ -95,9 +86,6 @@ class Versions(DBOSBase):
         version, and run on executors of it. Cancellation: the write happened whole or
         not at all; a database failure raises :class:`~dbos_trio.SystemDatabaseError`.
         """
-        validate.text(executor_id, "executor_id")
-        validate.optional_text(application_version, "application_version")
-        executor = self._require_executor("recover_executor")
-        return await adoption.recover_executor(
-            executor, executor_id, application_version=application_version
+        return await ops.recover_executor(
+            self._reach, executor_id, application_version=application_version
         )

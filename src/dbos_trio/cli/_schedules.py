@@ -20,7 +20,7 @@ import attrs
 
 from dbos_trio._client import Client
 from dbos_trio._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV
-from dbos_trio._engine.schedules.definitions import WorkflowSchedule
+from dbos_trio._ops.schedules import WorkflowSchedule
 from dbos_trio.errors import DBOSException
 
 CLI_RETRY_LIMIT_SECONDS = 10.0

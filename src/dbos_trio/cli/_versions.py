@@ -20,8 +20,7 @@ import attrs
 
 from dbos_trio._client import Client
 from dbos_trio._config import DATABASE_URL_ENV, DEFAULT_HEARTBEAT_INTERVAL, SYSTEM_DATABASE_URL_ENV
-from dbos_trio._engine.admin import rename
-from dbos_trio._engine.recovery import adoption, doctor
+from dbos_trio._ops import versions as ops
 from dbos_trio.errors import DBOSException
 
 CLI_RETRY_LIMIT_SECONDS = 10.0
@@ -93,7 +92,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
         "--adopt-unclaimed-rows", action="store_true", help="also re-own unclaimed rows"
     )
     renaming.add_argument(
-        "--batch-size", type=int, default=rename.DEFAULT_BATCH_SIZE, help="workflows per batch"
+        "--batch-size", type=int, default=ops.DEFAULT_BATCH_SIZE, help="workflows per batch"
     )
     renaming.set_defaults(run=_rename_application, application_name=None)
 
@@ -214,18 +213,17 @@ async def _workflow_recover(args: argparse.Namespace) -> None:
     if still:
         print(
             f"{still} PENDING workflow(s) of {args.executor} were stamped within the last "
-            f"{adoption.window_ms(args.heartbeat_interval) / 1000:g} s and left to it: it "
+            f"{ops.window_ms(args.heartbeat_interval) / 1000:g} s and left to it: it "
             "looks alive"
         )
 
 
 async def _doctor(args: argparse.Namespace) -> None:
     async with _client(args) as client:
-        runtime = client._require("doctor")
-        diagnosis = await doctor.diagnose(
-            runtime,
-            args.application_name,
-            window_ms=adoption.window_ms(args.heartbeat_interval),
+        diagnosis = await ops.diagnose(
+            client._reach,
+            application_name=args.application_name,
+            heartbeat_interval=args.heartbeat_interval,
         )
     if args.json:
         print(json.dumps(attrs.asdict(diagnosis), indent=2))
@@ -251,10 +249,10 @@ async def _rename_application(args: argparse.Namespace) -> None:
         if not args.json:
             print(f"  {what}: {moved} re-owned", flush=True)
 
-    rename.check_rename(
+    ops.check_rename(
         args.old_name,
         args.new_name,
-        adopt_unclaimed=args.adopt_unclaimed_rows,
+        adopt_unclaimed_rows=args.adopt_unclaimed_rows,
         batch_size=args.batch_size,
     )
     async with _client(args) as client:
