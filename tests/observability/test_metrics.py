@@ -13,8 +13,10 @@ import trio.testing
 from prometheus_client import CollectorRegistry
 
 from dbos_trio import DBOS, Config, DBOSException, DBOSNotLaunchedError, SetWorkflowID
+from dbos_trio._engine.observability.metrics import MAX_DEPTH_SERIES, OTHER_QUEUES
 from dbos_trio.testing.faults import lose_replies
 
+from support.backends import execute
 from support.waiting import wait_until
 
 
@@ -198,3 +200,40 @@ async def test_metrics_text_says_how_to_turn_metrics_on(dbos_url: str) -> None:
     async with dbos.launched():
         with pytest.raises(DBOSException, match=r"enable_metrics=True"):
             dbos.metrics_text()
+
+
+def _depth_series(registry: CollectorRegistry) -> dict[tuple[str, str], float]:
+    return {
+        (s.labels["queue"], s.labels["status"]): s.value
+        for metric in registry.collect()
+        if metric.name == "dbos_queue_depth"
+        for s in metric.samples
+    }
+
+
+async def test_queue_depth_series_are_bounded_and_removed_once_their_rows_are_gone(
+    dbos_url: str,
+) -> None:
+    # Any writer may put any queue name in the table: 300 names, 300 waiting rows.
+    for i in range(300):
+        await execute(
+            dbos_url,
+            "INSERT INTO {t}workflow_status (workflow_uuid, status, name, queue_name, "
+            "created_at, updated_at) VALUES (%s, 'ENQUEUED', 'm.nobody', %s, 1, 1)",
+            f"row-{i}",
+            f"queue-{i:03d}",
+        )
+    dbos = _dbos(dbos_url, listen_queues=[])
+    async with dbos.launched():
+        registry = dbos.metrics_registry
+        await dbos.refresh_metrics()
+        series = _depth_series(registry)
+        assert len(series) <= MAX_DEPTH_SERIES
+        assert len([key for key in series if key[0] != OTHER_QUEUES]) == MAX_DEPTH_SERIES - 3
+        assert series[(OTHER_QUEUES, "ENQUEUED")] == 300 - (MAX_DEPTH_SERIES - 3)
+        assert sum(series.values()) == 300
+        await execute(dbos_url, "DELETE FROM {t}workflow_status WHERE name = 'm.nobody'")
+        await dbos.refresh_metrics()
+        assert set(_depth_series(registry).values()) == {0.0}  # the drop is seen once
+        await dbos.refresh_metrics()
+        assert _depth_series(registry) == {}

@@ -57,6 +57,26 @@ class _DatabaseCounters(Collector):
         )
 
 
+# The most dbos_queue_depth series one executor reports (see refresh_queue_depths).
+MAX_DEPTH_SERIES = 200
+OTHER_QUEUES = "(other)"
+
+
+def bounded_depths(
+    depths: dict[tuple[str, str], int], most: int
+) -> dict[tuple[str, str], int]:
+    """``depths`` if it has at most ``most`` entries; else the ``most - 3`` deepest, and the
+    rest summed per status under :data:`OTHER_QUEUES` (at most three statuses)."""
+    if len(depths) <= most:
+        return depths
+    ranked = sorted(depths.items(), key=lambda item: (-item[1], item[0]))
+    kept = dict(ranked[: most - 3])
+    for (_, status), count in ranked[most - 3 :]:
+        key = (OTHER_QUEUES, status)
+        kept[key] = kept.get(key, 0) + count
+    return kept
+
+
 class PrometheusMetrics:
     """:class:`~dbos_trio._engine.observability.hooks.Metrics` on prometheus-client instruments."""
 
@@ -127,6 +147,8 @@ class PrometheusMetrics:
         )
         add(_DatabaseCounters(sysdb))
         self._depth_labels: set[tuple[str, str]] = set()
+        # Series set to 0 at the last refresh: removed at this one unless they came back.
+        self._emptied: set[tuple[str, str]] = set()
 
     # --- Metrics --------------------------------------------------------------------
 
@@ -162,13 +184,25 @@ class PrometheusMetrics:
     # --- reading --------------------------------------------------------------------
 
     async def refresh_queue_depths(self) -> None:
-        """Read the queue depths now (one grouped count). Queues that emptied read 0."""
+        """Read the queue depths now (one grouped count).
+
+        Bounded: a (queue, status) that emptied reads 0 at this refresh and its series is
+        removed at the next (any writer may put any number of queue names in the table,
+        and a series kept for each for ever grows without end); and at most
+        :data:`MAX_DEPTH_SERIES` series are reported, the deepest, the rest summed under
+        ``queue="(other)"``."""
         depths = {(d.queue_name, d.status): d.count for d in await self._sysdb.queue_depths()}
-        for labels in self._depth_labels - depths.keys():
+        depths = bounded_depths(depths, MAX_DEPTH_SERIES)
+        for labels in self._emptied:
+            if labels not in depths:
+                self.queue_depth.remove(*labels)
+        emptied = self._depth_labels - depths.keys()
+        for labels in emptied:
             self.queue_depth.labels(*labels).set(0)
         for labels, count in depths.items():
             self.queue_depth.labels(*labels).set(count)
-        self._depth_labels |= depths.keys()
+        self._emptied = emptied
+        self._depth_labels = set(depths.keys())
 
     def exposition(self) -> str:
         """The registry in Prometheus' text format (what a ``/metrics`` endpoint serves)."""
