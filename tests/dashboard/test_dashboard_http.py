@@ -20,6 +20,7 @@ from dbos_trio.dashboard._http import Request
 from dbos_trio.dashboard._server import make_app
 from dbos_trio.testing import sqlite_url
 
+from support.backends import execute
 from support.dashboard_support import (
     HOSTILE_ID,
     SCRIPT,
@@ -331,3 +332,46 @@ async def test_serve_dashboard_needs_a_launched_executor(tmp_path: Path) -> None
     dbos, _fns = demo_app(sqlite_url(tmp_path / "idle.sqlite"))
     with pytest.raises(DBOSNotLaunchedError, match="serve_dashboard"):
         await dbos.serve_dashboard(port=0)
+
+
+async def test_the_token_redirect_needs_the_token_and_never_leaves_the_dashboard(
+    tmp_path: Path,
+) -> None:
+    async with dashboard(tmp_path, token=TOKEN) as (_dbos, _fns, client):
+        # Without the right token: no redirect at all (it went off-site, to //evil.example/).
+        assert (await client.get("//evil.example/?token=anything")).status == 401
+        off_site = await client.get(f"//evil.example/?token={TOKEN}")
+        assert off_site.status == 303
+        assert off_site.headers["location"].startswith("/evil.example/")
+        # A path no header can hold unquoted (it answered 500).
+        accented = await client.get(f"/workflows/%C3%A9%E2%82%AC?token={TOKEN}")
+        assert accented.status == 303
+        assert accented.headers["location"].startswith("/workflows/%C3%A9")
+
+
+async def test_a_fork_step_that_only_looks_like_a_number_is_a_bad_request(
+    tmp_path: Path,
+) -> None:
+    async with dashboard(tmp_path) as (_dbos, _fns, client):
+        confirm = await client.get(f"/confirm?id={quote(HOSTILE_ID)}&action=fork")
+        form = {"id": HOSTILE_ID, "action": "fork", "csrf": csrf_of(confirm.text), "step": "²"}
+        reply = await client.post("/action", form)
+        assert reply.status == 400 and "whole number" in reply.text
+
+
+async def test_a_row_with_an_impossible_time_is_shown_as_invalid_not_a_500(
+    tmp_path: Path,
+) -> None:
+    async with dashboard(tmp_path) as (dbos, _fns, client):
+        await execute(
+            dbos.config.database_url or "",
+            "INSERT INTO {t}workflow_status (workflow_uuid, status, name, created_at, "
+            "updated_at) VALUES ('from-the-future', 'SUCCESS', 'order', %s, %s)",
+            2**62,
+            2**62,
+        )
+        listing = await client.get("/workflows")
+        assert listing.status == 200 and "invalid time (4611686018427387904 ms)" in listing.text
+        detail = await client.get(page_of("from-the-future"))
+        assert detail.status == 200 and "invalid time" in detail.text
+        assert (await client.get("/executors")).status == 200

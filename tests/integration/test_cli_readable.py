@@ -10,6 +10,7 @@ import argparse
 import io
 import json
 import re
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -248,3 +249,23 @@ def test_migrate_prints_json_too(tmp_path: Path, ok: RunCLI) -> None:
         "schema": None,
     }
     assert ok("migrate", "-s", url).stdout.strip() == f"migrated {url}"
+
+
+def test_a_row_with_an_impossible_time_is_listed_as_invalid_not_a_usage_error(
+    url: str, ok: RunCLI
+) -> None:
+    # Written by hand (or a broken writer): created_at = 2**62 ms is no date. The commands
+    # exited 2, "year out of range", as if the user had typed a bad option.
+    conn = sqlite3.connect(url[len("sqlite:///") :])
+    with conn:
+        conn.execute(
+            "INSERT INTO workflow_status (workflow_uuid, status, name, created_at, updated_at) "
+            "VALUES ('from-the-future', 'SUCCESS', 'double', ?, ?)",
+            (2**62, 2**62),
+        )
+    conn.close()
+    listed = ok("workflow", "list", "-s", url)
+    assert "from-the-future" in listed.stdout
+    assert "invalid time (4611686018427387904 ms)" in listed.stdout
+    shown = ok("workflow", "get", "from-the-future", "-s", url)
+    assert "invalid time" in shown.stdout

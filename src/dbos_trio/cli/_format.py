@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import attrs
 
+from dbos_trio._core.moments import invalid_time, moment_of
 from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus
 
 # Steps whose stored output is a wake-up time in epoch *seconds* (engine/sleep.py).
@@ -23,10 +23,13 @@ SLEEP_STEP = "DBOS.sleep"
 
 
 def when(epoch_ms: Any) -> str:
-    """Epoch milliseconds as ``YYYY-MM-DD HH:MM:SS UTC``; empty for a missing value."""
+    """Epoch milliseconds as ``YYYY-MM-DD HH:MM:SS UTC``; empty for a missing value; a stored
+    number no date can hold as ``invalid time (... ms)``."""
     if not isinstance(epoch_ms, int | float) or isinstance(epoch_ms, bool):
         return ""
-    moment = datetime.fromtimestamp(epoch_ms / 1000, UTC)
+    moment = moment_of(epoch_ms)
+    if moment is None:
+        return invalid_time(epoch_ms)
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 

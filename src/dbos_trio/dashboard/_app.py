@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 import trio
 
@@ -102,13 +103,19 @@ class DashboardApp:
             return Response(
                 421, "this dashboard answers only to a loopback host name", "text/plain"
             )
-        if self.guard.token is not None and "token" in request.query and request.method == "GET":
-            # A browser's first visit: move the token from the URL into a cookie.
-            response = redirect(
-                url(request.path, **{k: v for k, v in request.query.items() if k != "token"})
-            )
-            if self.guard.token_ok({}, {TOKEN_COOKIE: request.query["token"]}):
-                response.set_cookie(TOKEN_COOKIE, request.query["token"])
+        if (
+            self.guard.token is not None
+            and "token" in request.query
+            and request.method == "GET"
+            and self.guard.token_ok({}, {TOKEN_COOKIE: request.query["token"]})
+        ):
+            # A browser's first visit: move the token from the URL into a cookie. Only with
+            # the right token (anyone else gets the 401 below), and only to a path of this
+            # dashboard: "//evil.example/" would be another site, and a non-Latin-1 path
+            # cannot stand in a header unquoted.
+            kept = {k: v for k, v in request.query.items() if k != "token"}
+            response = redirect(url(local_path(request.path), **kept))
+            response.set_cookie(TOKEN_COOKIE, request.query["token"])
             return response
         if not self.guard.token_ok(request.headers, request.cookies):
             return Response(401, "a token is required: open /?token=<token>", "text/plain")
@@ -268,18 +275,30 @@ class DashboardApp:
         return redirect(url("/workflows", done="deleted"))
 
 
+def local_path(path: str) -> str:
+    """``path`` as a path of this site, percent-encoded: never scheme- or host-relative."""
+    return quote("/" + path.lstrip("/\\"), safe="/")
+
+
+def _whole(text: str) -> int | None:
+    # ASCII digits only: str.isdigit() accepts "²", which int() refuses.
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
+
+
 def _offset(text: str | None) -> int:
     if not text:
         return 0
-    if not text.isdigit():
+    offset = _whole(text)
+    if offset is None:
         raise BadRequest(f"offset {text!r} is not a whole number")
-    return int(text)
+    return offset
 
 
 def _step(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
+    step = _whole(text)
+    if step is None or step < 1:
         raise BadRequest(f"step {text!r} must be a whole number, 1 or more")
-    return int(text)
+    return step
 
 
 def _time(text: str, field: str) -> int:

@@ -7,10 +7,10 @@ attribute values.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
+from dbos_trio._core.moments import invalid_time, moment_of
 from dbos_trio.dashboard._markup import Html, html, join
 from dbos_trio.dashboard._source import Shown
 
@@ -30,7 +30,10 @@ def url(path: str, **params: Any) -> str:
 def when(epoch_ms: int | None) -> Html:
     if epoch_ms is None:
         return Html("")
-    moment = datetime.fromtimestamp(epoch_ms / 1000, UTC)
+    moment = moment_of(epoch_ms)
+    if moment is None:
+        # Written by hand or by a broken writer: shown for what it is, the page still works.
+        return html('<span class="invalid">{0}</span>', invalid_time(epoch_ms))
     return html(
         '<time datetime="{0}">{1}</time>',
         moment.isoformat(timespec="milliseconds"),
