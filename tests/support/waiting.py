@@ -1,4 +1,5 @@
-"""Waiting in a test for something to become true: poll it, bounded in real time."""
+"""Waiting in a test for something to become true: poll it, bounded in real time; and the
+suite's hang guard, with the long query that tells a cancellation from a finished query."""
 
 from __future__ import annotations
 
@@ -9,6 +10,17 @@ from collections.abc import Awaitable, Callable
 
 import trio
 import trio.testing
+
+HANG_GUARD = 60.0
+"""Real seconds after which a test fails instead of hanging. Never a bound on how fast
+something is: a test that tells two mechanisms apart by time makes the wrong one take far
+longer than this (a ``LONG_QUERY``, a ten-minute timeout), so that only a hang — or the
+wrong mechanism — reaches it, however loaded the machine."""
+
+LONG_QUERY_SECONDS = 600
+LONG_QUERY = f"SELECT pg_sleep({LONG_QUERY_SECONDS})"
+"""A query that, left to run, outlasts :data:`HANG_GUARD` tenfold: a test that cancels it
+and goes on within the guard shows the cancellation, not the query's end, let it go."""
 
 
 async def wait_until(

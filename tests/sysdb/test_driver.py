@@ -24,13 +24,15 @@ from psycopg import pq
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.waiting import Wait
 
-from dbos_trio._pg import waiting
+from dbos_trio._pg import driver, waiting
 from dbos_trio._pg.connecting import connect
 from dbos_trio._pg.driver import TrioConnection
 
 from support.backends import connected
+from support.dbos_fixtures import StatementCounter
 from support.pg_support import fresh_database
 from support.scripts.interrupt_query import interrupt
+from support.waiting import HANG_GUARD, LONG_QUERY, LONG_QUERY_SECONDS
 
 IDLE = pq.TransactionStatus.IDLE
 
@@ -40,6 +42,15 @@ def database_url() -> Iterator[str]:
     """One scratch database for the module; tests keep apart by application_name/table."""
     with fresh_database("driver") as url:
         yield url
+
+
+@pytest.fixture(autouse=True)
+def patient_cleanup(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Give the clean-up after an interruption (cancel request, drain) up to the hang guard
+    before the driver gives the connection up, instead of its 5 s: on a loaded machine the
+    server can take longer than that to stop a query, and these tests are about what the
+    clean-up leaves behind, not about its time limit."""
+    monkeypatch.setattr(driver, "CLEANUP_LIMIT_SECONDS", HANG_GUARD)
 
 
 def unique(prefix: str) -> str:
@@ -67,13 +78,11 @@ async def test_a_query_cancelled_mid_sleep_returns_promptly_and_is_cancelled_on_
 ) -> None:
     async with connected(database_url) as conn, connected(database_url) as observer:
         pid = await scalar(conn, "SELECT pg_backend_pid()")
-        started = time.monotonic()
-        with trio.move_on_after(0.2) as scope:
-            await conn.execute("SELECT pg_sleep(5)")
-        took = time.monotonic() - started
+        # Back within the guard from a ten-minute query: the cancellation ended the wait.
+        with trio.fail_after(HANG_GUARD), trio.move_on_after(0.2) as scope:
+            await conn.execute(LONG_QUERY)
 
         assert scope.cancelled_caught
-        assert 0.2 <= took < 1.5
         state = await backend_state(observer, pid)
         assert state is not None
         assert state[0] == "idle", f"the server still runs the query: {state}"
@@ -84,28 +93,30 @@ async def test_a_query_cancelled_mid_sleep_leaves_the_connection_usable(
 ) -> None:
     async with connected(database_url) as conn:
         with trio.move_on_after(0.1):
-            await conn.execute("SELECT pg_sleep(5)")
+            await conn.execute(LONG_QUERY)
 
         assert not conn.closed
         assert conn.info.transaction_status == IDLE
-        started = time.monotonic()
-        assert await scalar(conn, "SELECT 41 + 1") == 42
-        assert time.monotonic() - started < 0.5
+        # Answered within the guard: the server is not still running the ten-minute query
+        # ahead of this one.
+        with trio.fail_after(HANG_GUARD):
+            assert await scalar(conn, "SELECT 41 + 1") == 42
 
 
 async def test_a_statement_in_an_already_cancelled_scope_never_reaches_the_server(
-    database_url: str,
+    database_url: str, statement_counter: StatementCounter
 ) -> None:
     table = unique("never_sent")
     async with connected(database_url) as conn:
         await conn.execute(f"CREATE TABLE {table} (v int)")
-        started = time.monotonic()
+        before = statement_counter.snapshot()
         with trio.CancelScope() as scope:
             scope.cancel()
             await conn.execute(f"INSERT INTO {table} VALUES (1)")
 
         assert scope.cancelled_caught
-        assert time.monotonic() - started < 0.05  # no cancel request round trip
+        # Not one conversation with the server: neither the statement nor a cancel request.
+        assert (statement_counter.snapshot() - before).round_trips == 0
         assert conn.info.transaction_status == IDLE
         assert await scalar(conn, f"SELECT count(*) FROM {table}") == 0
 
@@ -385,14 +396,12 @@ async def test_cancelling_an_idle_notifications_wait_returns_promptly_and_the_co
     channel = unique("chan")
     async with connected(database_url) as listener, connected(database_url) as sender:
         await listener.execute(f"LISTEN {channel}")
-        started = time.monotonic()
-        with trio.move_on_after(0.3) as scope:
+        # Nothing is ever sent: only the cancellation can end the wait within the guard.
+        with trio.fail_after(HANG_GUARD), trio.move_on_after(0.3) as scope:
             async for _ in listener.notifications():
                 raise AssertionError("nothing was sent")
-        took = time.monotonic() - started
 
         assert scope.cancelled_caught
-        assert took < 1.0
         assert await scalar(listener, "SELECT 5") == 5
         await sender.execute("SELECT pg_notify(%s, 'after')", [channel])
         with trio.fail_after(2):
@@ -408,15 +417,16 @@ async def test_ctrl_c_during_a_query_exits_with_keyboard_interrupt_and_cancels_t
     database_url: str, mode: str
 ) -> None:
     table = unique("interrupted")
-    report, process, took = await interrupt(
+    report, process, _ = await interrupt(
         database_url, mode, application_name=unique("sigint"), table=table
     )
 
     assert "KeyboardInterrupt" in process.stderr, process.stderr
     assert process.returncode != 0
-    assert took < 5
+    # The ten-minute query did not run to its end: Ctrl-C ended it (the helper gives the
+    # process HANG_GUARD seconds to exit after the signal).
     assert "KeyboardInterrupt" in report["interrupted"]
-    assert report["elapsed"] < 5
+    assert report["elapsed"] < LONG_QUERY_SECONDS
     # The query was cancelled on the server, and the connection was left usable.
     assert report["server_state"] == "idle", report
     assert report["status"] == "IDLE"
@@ -453,12 +463,12 @@ def silent_url(database_url: str, address: tuple[str, int]) -> str:
 async def test_connecting_to_a_server_that_never_answers_fails_after_the_connect_timeout(
     database_url: str, silent_server: tuple[str, int]
 ) -> None:
+    # The server never answers: without the timeout this would wait for ever.
     started = time.monotonic()
-    with pytest.raises(psycopg.OperationalError, match="timeout"):
+    with trio.fail_after(HANG_GUARD), pytest.raises(psycopg.OperationalError, match="timeout"):
         await connect(silent_url(database_url, silent_server), connect_timeout=0.5)
-    took = time.monotonic() - started
 
-    assert 0.45 <= took < 3
+    assert time.monotonic() - started >= 0.45  # not before the timeout
 
 
 async def test_the_connect_timeout_is_real_time_under_the_autojump_clock(
@@ -468,23 +478,23 @@ async def test_the_connect_timeout_is_real_time_under_the_autojump_clock(
 ) -> None:
     # A Trio deadline would fire at once here (a task waiting on a socket counts as
     # idle); the limit must take half a second of real time, not zero and not forever.
+    # (No trio.fail_after as the hang guard: under this clock it would fire at once too.)
     started = time.monotonic()
     with pytest.raises(psycopg.OperationalError, match="timeout"):
         await connect(silent_url(database_url, silent_server), connect_timeout=0.5)
     took = time.monotonic() - started
 
-    assert 0.45 <= took < 3
+    assert 0.45 <= took < HANG_GUARD
 
 
 async def test_connecting_to_a_closed_port_fails_at_once(database_url: str) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         address = probe.getsockname()
-    # The port is free again, and nothing listens on it.
-    started = time.monotonic()
-    with pytest.raises(psycopg.OperationalError):
-        await connect(silent_url(database_url, address), connect_timeout=5)
-    assert time.monotonic() - started < 2
+    # The port is free again, and nothing listens on it. Within the guard, from a
+    # ten-minute connect timeout: the refusal ended the attempt, not the timeout.
+    with trio.fail_after(HANG_GUARD), pytest.raises(psycopg.OperationalError):
+        await connect(silent_url(database_url, address), connect_timeout=10 * HANG_GUARD)
 
 
 # ------------------------------------------------------------------------ liveness

@@ -4,7 +4,6 @@ connection mid-transaction, replacing dead connections without pinging live ones
 from __future__ import annotations
 
 import random
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -23,6 +22,7 @@ from dbos_trio._pg.pool import Pool, PoolClosed
 
 from support.pg_support import fresh_database
 from support.scripts.interrupt_query import interrupt
+from support.waiting import HANG_GUARD, LONG_QUERY, LONG_QUERY_SECONDS
 
 IDLE = pq.TransactionStatus.IDLE
 
@@ -249,20 +249,20 @@ async def test_cancelling_a_pooled_transaction_rolls_it_back_and_returns_an_idle
             await conn.execute(f"CREATE TABLE {table} (v int)")
             pid = await scalar(conn, "SELECT pg_backend_pid()")
 
-        started = time.monotonic()
-        with trio.move_on_after(0.2) as scope:
+        # Back within the guard from a ten-minute query: the cancellation ended it.
+        with trio.fail_after(HANG_GUARD), trio.move_on_after(0.2) as scope:
             async with pool.connection() as conn, conn.transaction():
                 await conn.execute(f"INSERT INTO {table} VALUES (1)")
-                await conn.execute("SELECT pg_sleep(5)")
+                await conn.execute(LONG_QUERY)
         assert scope.cancelled_caught
-        assert time.monotonic() - started < 1.5
 
         assert await idle_in_transaction(watcher, name) == 0
         assert await scalar(watcher, f"SELECT count(*) FROM {table}") == 0
-        started = time.monotonic()
-        async with pool.connection() as conn:
-            assert await scalar(conn, "SELECT pg_backend_pid()") == pid
-        assert time.monotonic() - started < 0.5
+        # The same connection, handed out within the guard: the pool did not wait for the
+        # ten-minute query to end before taking it back.
+        with trio.fail_after(HANG_GUARD):
+            async with pool.connection() as conn:
+                assert await scalar(conn, "SELECT pg_backend_pid()") == pid
 
 
 async def test_ctrl_c_during_a_pooled_transaction_leaves_no_connection_mid_transaction(
@@ -270,13 +270,12 @@ async def test_ctrl_c_during_a_pooled_transaction_leaves_no_connection_mid_trans
 ) -> None:
     table = unique("interrupted_pool")
     name = unique("sigint_pool")
-    report, process, took = await interrupt(
-        database_url, "pool", application_name=name, table=table
-    )
+    report, process, _ = await interrupt(database_url, "pool", application_name=name, table=table)
 
+    # The helper waits HANG_GUARD seconds for the exit, far less than the query would run.
     assert "KeyboardInterrupt" in process.stderr, process.stderr
     assert process.returncode != 0
-    assert took < 5
+    assert report["elapsed"] < LONG_QUERY_SECONDS
     assert report["server_state"] == "idle", report
     assert report["idle_in_transaction"] == 0
     assert report["rows"] == 0
@@ -442,6 +441,10 @@ async def test_concurrent_pooled_transactions_under_random_deadlines_leave_nothi
             for n in range(25):
                 value = worker * 1000 + n
                 deadline, sleep = rng.uniform(0, 0.04), rng.uniform(0, 0.003)
+                if n % 5 == 0:
+                    # Some transactions always finish: on a loaded machine none might
+                    # within 40 ms, and the mix of committed and cancelled is the point.
+                    deadline = HANG_GUARD
                 with trio.move_on_after(deadline) as scope:
                     try:
                         async with pool.connection() as conn, conn.transaction():
