@@ -11,6 +11,7 @@ own. Skipped where ``pgbouncer`` is not installed (``.ci/run`` installs it with 
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +32,8 @@ from dbos_trio import (  # noqa: E402
     SetWorkflowID,
     SetWorkflowTimeout,
 )
+
+from support.waiting import wait_until  # noqa: E402
 
 _WHY = available() or pgbouncer_available()
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(_WHY is not None, reason=f"{_WHY}")]
@@ -104,3 +107,27 @@ async def test_everything_runs_behind_pgbouncer_without_listen_notify(
         {"database_url": url, "use_listen_notify": False, "run_migrations": False},
     )
     await exercise(dbos, parts)
+
+
+async def test_listen_through_the_pooler_is_detected_and_named_once(
+    proxied: tuple[Cluster, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    # LISTEN through a transaction pooler is accepted and never delivers: the executor fell
+    # back to polling without a word.
+    caplog.set_level(logging.WARNING, logger="dbos_trio")
+    cluster, url = proxied
+    migrator = DBOS(Config(app_name="migrator", database_url=cluster.url()))
+    async with migrator.launched():
+        pass
+    dbos, _parts = app("listen-through", {"database_url": url, "run_migrations": False})
+    async with dbos.launched():
+        await wait_until(
+            lambda: any("LISTEN does not deliver" in r.getMessage() for r in caplog.records),
+            timeout=30,
+            what="the listener's warning",
+        )
+    warnings = [
+        r.getMessage() for r in caplog.records if "LISTEN does not deliver" in r.getMessage()
+    ]
+    assert len(warnings) == 1
+    assert "direct_database_url" in warnings[0] and "use_listen_notify=False" in warnings[0]

@@ -42,6 +42,19 @@ _QUERY_CANCELED = "57014"
 _INVALID_VALUE_CLASSES = ("22", "54")
 
 
+# What to do, for errors whose cause is a setting rather than the statement.
+_PREPARED_BEHIND_A_POOLER = (
+    "a connection pooler in transaction mode (PgBouncer) hands one server connection to "
+    "several clients, and prepared statements do not survive that: set "
+    "Config(prepared_statements=False), or use PgBouncer 1.21 or later with "
+    "max_prepared_statements, or a session-mode pool (docs/concepts/executors.md)"
+)
+_HINTS = {
+    "42P05": _PREPARED_BEHIND_A_POOLER,  # duplicate_prepared_statement
+    "26000": _PREPARED_BEHIND_A_POOLER,  # invalid_sql_statement_name: not prepared here
+}
+
+
 def map_error(error: psycopg.Error | UnicodeError, scrub: Scrubber) -> MappedError:
     """The kind of ``error``, with the driver's message scrubbed by ``scrub``, caused by a
     scrubbed copy of ``error`` (a ``UnicodeError``, which holds a value the caller passed
@@ -50,7 +63,9 @@ def map_error(error: psycopg.Error | UnicodeError, scrub: Scrubber) -> MappedErr
     Raise the result outside the ``except`` block that caught ``error``, or the original
     becomes its ``__context__`` (hidden from tracebacks, but still reachable)."""
     kind = _kind_of(error)
-    mapped = kind(f"system database error: {scrub(error)}")
+    hint = _HINTS.get(getattr(error, "sqlstate", None) or "")
+    text = f"system database error: {scrub(error)}"
+    mapped = kind(text if hint is None else f"{text} — {hint}")
     mapped.__cause__ = scrubbed(error, scrub) if isinstance(error, psycopg.Error) else error
     return mapped
 

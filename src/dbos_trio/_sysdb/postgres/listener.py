@@ -14,6 +14,11 @@ Invariants, and why:
   The same self-test checks that the migration-1 trigger that NOTIFYs receivers of
   messages exists: a database first migrated with ``use_listen_notify=False`` has none,
   and a receiver there must keep re-checking every second.
+* A self-test that does not come back is said, once, at WARNING, with what to set: LISTEN
+  through a transaction-mode pooler is accepted and never delivers, and a user would
+  otherwise only see every wait run on 1 s polling. Such a connection is then re-made only
+  every :data:`UNDELIVERED_RECONNECT_SECONDS`, not every second, so as not to flood the
+  pooler (and its log) with LISTENs.
 * What it logs about a failure is scrubbed with the pool's scrubber (the secrets of the
   URLs it connects with): a connection error's text may quote a password.
 """
@@ -64,6 +69,8 @@ SELECT EXISTS (
 FROM (SELECT pg_notify(%(channel)s, %(payload)s)) AS sent
 """
 RECONNECT_SECONDS = 1.0
+# After a LISTEN that never delivered: how long before trying again.
+UNDELIVERED_RECONNECT_SECONDS = 60.0
 DELIVERING_RECHECK_SECONDS = 60.0
 POLLING_RECHECK_SECONDS = 1.0
 
@@ -93,6 +100,9 @@ class Listener:
         self._wakeups = wakeups
         self._schema = schema
         self._heard_self_test = False
+        self._self_test_heard = trio.Event()
+        self._undelivered = False  # the last self-test never came back
+        self._warned_undelivered = False
         self._messages_notified = False
         self.connections = 0  # how many times LISTEN was (re)established
         self.backend_pid: int | None = None  # the listening connection's server process
@@ -131,7 +141,8 @@ class Listener:
                 # and go on with the short interval until LISTEN works again.
                 self._wakeups.wake_all()
             report_started()
-            await trio.sleep(RECONNECT_SECONDS)
+            pause = UNDELIVERED_RECONNECT_SECONDS if self._undelivered else RECONNECT_SECONDS
+            await trio.sleep(pause)
 
     async def _listen_once(self, report_started: Callable[[], None]) -> None:
         conn = await self._connect()
@@ -181,13 +192,36 @@ class Listener:
                 and notification.payload == SELF_TEST_PAYLOAD
             ):
                 self._heard_self_test = True
+                self._self_test_heard.set()
                 continue
             key = key_for(notification.channel, notification.payload)
             if key is not None:
                 self._wakeups.wake(key)
 
     async def _self_test(self) -> None:
+        self._self_test_heard = trio.Event()
+        if not await self._send_self_test():
+            return
         with real_time_limit(SELF_TEST_SECONDS):
+            await self._self_test_heard.wait()
+        self._undelivered = not self._heard_self_test
+        if self._undelivered and not self._warned_undelivered:
+            self._warned_undelivered = True
+            logger.warning(
+                "LISTEN does not deliver notifications on this connection (a self-test "
+                "NOTIFY never came back in %g s; a transaction-mode pooler such as PgBouncer "
+                "accepts LISTEN and drops it): every wait re-checks the database every %g s "
+                "instead. Set Config(direct_database_url=<PostgreSQL's own URL>) so LISTEN "
+                "goes straight to the server, or Config(use_listen_notify=False) to stop "
+                "trying (docs/concepts/executors.md)",
+                SELF_TEST_SECONDS,
+                POLLING_RECHECK_SECONDS,
+            )
+
+    async def _send_self_test(self) -> bool:
+        """Send the self-test NOTIFY and note whether messages are NOTIFYed; whether sent."""
+        row = None
+        with real_time_limit(SELF_TEST_SECONDS) as limit:
             try:
                 async with self._pool.connection() as conn:
                     cur = await conn.execute(
@@ -201,7 +235,10 @@ class Listener:
                     row = await cur.fetchone()
             except psycopg.Error as error:
                 logger.warning("listener self-test could not be sent: %s", self._pool.scrub(error))
-                return
+                return False
+        if limit.cancelled_caught:
+            logger.warning("listener self-test got no answer in %g s", SELF_TEST_SECONDS)
+            return False
         if row is not None:
             self._messages_notified = bool(row[0])
             if not self._messages_notified:
@@ -210,3 +247,4 @@ class Listener:
                     "was migrated with use_listen_notify=False): waits re-check every %g s",
                     POLLING_RECHECK_SECONDS,
                 )
+        return True
