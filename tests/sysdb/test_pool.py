@@ -3,6 +3,7 @@ connection mid-transaction, replacing dead connections without pinging live ones
 
 from __future__ import annotations
 
+import logging
 import random
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -16,6 +17,7 @@ import trio.testing
 from psycopg import pq
 from psycopg.conninfo import make_conninfo
 
+from dbos_trio._pg import pool as pool_module
 from dbos_trio._pg.connecting import connect
 from dbos_trio._pg.driver import TrioConnection
 from dbos_trio._pg.pool import Pool, PoolClosed
@@ -472,3 +474,35 @@ async def test_concurrent_pooled_transactions_under_random_deadlines_leave_nothi
         assert all(conn.info.transaction_status == IDLE for conn in pool._idle)
         async with pool.connection() as conn:
             assert await scalar(conn, "SELECT 1") == 1
+
+
+async def test_a_checkout_that_waits_for_a_slot_is_reported_once_a_minute(
+    database_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stall (every connection in use, or a session-mode pooler out of server
+    # connections) showed only as slow calls: it is now said, with what to change.
+    monkeypatch.setattr(pool_module, "SLOW_WAIT_SECONDS", 0.05)
+    caplog.set_level(logging.WARNING, logger="dbos_trio.pool")
+    pool = Pool(database_url, max_size=1)
+    held = trio.Event()
+    try:
+        async with trio.open_nursery() as nursery:
+
+            async def hold() -> None:
+                async with pool.connection():
+                    held.set()
+                    await trio.sleep(0.2)
+
+            nursery.start_soon(hold)
+            await held.wait()
+            for _ in range(2):
+                async with pool.connection() as conn:
+                    await conn.execute("SELECT 1")
+                nursery.start_soon(hold)
+                await trio.sleep(0.01)
+    finally:
+        await pool.close()
+    reports = [r.getMessage() for r in caplog.records if "waited" in r.getMessage()]
+    assert pool.slow_waits >= 2
+    assert len(reports) == 1  # the second wait, within the minute, is counted, not logged
+    assert "every one was in use" in reports[0] and "max_connections" in reports[0]

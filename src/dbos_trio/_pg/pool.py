@@ -13,6 +13,11 @@ Invariants, and why:
   socket readable — and a connection that breaks during use is discarded on return.
 * Idle connections are reused LIFO, so a light load keeps reusing the warm connections
   whose prepared statements are already on the server.
+* A wait is reported: a checkout that waited :data:`SLOW_WAIT_SECONDS` for a free slot,
+  or a new connection that took that long to become usable (a session-mode pooler such as
+  PgBouncer holds a client's first statement until one of its server connections is
+  free, for up to its ``query_wait_timeout``), logs a WARNING saying which, at most once a
+  minute, so a stall has a cause in the log rather than only a slow call.
 * No secret of the URL leaves the pool in an error or a log line: a failed connection
   raises the driver's scrubbed copy, and :attr:`Pool.scrub` (the URL's secrets, plus any
   the owner adds) is what the pool's users scrub their own error texts with.
@@ -21,6 +26,7 @@ Invariants, and why:
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 import psycopg
@@ -36,6 +42,12 @@ logger = logging.getLogger("dbos_trio.pool")
 
 _IDLE = pq.TransactionStatus.IDLE
 _IN_TRANSACTION = (pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR)
+
+
+# A wait for a slot, or for a new connection to answer, longer than this is reported.
+SLOW_WAIT_SECONDS = 5.0
+# At most one such report per this many seconds.
+SLOW_REPORT_EVERY_SECONDS = 60.0
 
 
 class PoolClosed(psycopg.InterfaceError):
@@ -70,6 +82,8 @@ class Pool:
         self._idle: list[TrioConnection] = []
         self._closed = False
         self.max_size = max_size
+        self._last_slow_report = -SLOW_REPORT_EVERY_SECONDS
+        self.slow_waits = 0  # how many waits were reported (or would have been)
 
     async def configure(self, conn: TrioConnection) -> None:
         """Apply the pool's per-connection settings to a connection made elsewhere (the
@@ -96,11 +110,33 @@ class Pool:
         while self._idle:
             await self._idle.pop().close()
 
+    def _note_wait(self, seconds: float, what: str) -> None:
+        if seconds < SLOW_WAIT_SECONDS:
+            return
+        self.slow_waits += 1
+        now = time.monotonic()
+        if now - self._last_slow_report < SLOW_REPORT_EVERY_SECONDS:
+            return
+        self._last_slow_report = now
+        logger.warning("a database call waited %.1f s %s", seconds, what)
+
     async def new_connection(self, *, autocommit: bool = True) -> TrioConnection:
         """A connection outside the pool's bound (e.g. for LISTEN), owned by the caller.
 
         A failure to connect raises the driver's scrubbed ``psycopg.Error``.
         """
+        began = time.monotonic()
+        conn = await self._new_connection(autocommit)
+        self._note_wait(
+            time.monotonic() - began,
+            "for a new connection to answer: a pooler in session mode (PgBouncer) holds a "
+            "client until one of its server connections is free, so size its pool_size to "
+            "at least the sum of every executor's max_connections plus two each (LISTEN, "
+            "NOTIFY); docs/concepts/executors.md",
+        )
+        return conn
+
+    async def _new_connection(self, autocommit: bool) -> TrioConnection:
         conn = await connect(
             self._conninfo,
             autocommit=autocommit,
@@ -129,7 +165,13 @@ class Pool:
             # follows is the checkpoint). Only a full pool waits, FIFO, in acquire().
             self._slots.acquire_nowait()
         except trio.WouldBlock:
+            began = time.monotonic()
             await self._slots.acquire()
+            self._note_wait(
+                time.monotonic() - began,
+                f"for one of the pool's {self.max_size} connections (every one was in use): "
+                "raise the pool size (Config.max_connections) if calls queue like this often",
+            )
         try:
             # The pool may have closed while this checkout waited for a slot: fail rather
             # than open a new connection nobody will close until it comes back.
