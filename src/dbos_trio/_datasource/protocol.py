@@ -175,7 +175,7 @@ class DatasourceBackend(Protocol):
 
     ``open`` and ``close`` bracket one launch. Every other method raises the driver's own
     error for a database failure (classified by :meth:`failure_kind`), and
-    :class:`~dbos_trio._sysdb.errors.DatabaseClosed` once closed.
+    :class:`~dbos_trio.DatabaseClosed` once closed.
     """
 
     @property
