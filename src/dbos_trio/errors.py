@@ -15,8 +15,9 @@ Two roots, and why they differ:
   of one always means the engine said so, never a library imitating it.
 
 Families: a parent per kind of trouble, so a caller catches the kind without listing its
-members (each member keeps the class name, ``dbos_error_code`` and message of dbos 3.4;
-a parent adds no code and no message of its own):
+members. Each member keeps its class name, ``dbos_error_code`` and message (the names
+and codes of dbos 3.4, where it has the class); a parent adds no code and no message of
+its own, and is never raised itself:
 
 * :class:`DBOSInvalidArgumentError` (a ``ValueError``) — an argument was refused, before
   anything was written: by a rule (itself), by type (:class:`DBOSArgumentTypeError`, also
