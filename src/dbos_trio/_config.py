@@ -156,6 +156,15 @@ def _check_unordered_tasks(_: Any, attribute: attrs.Attribute[str], value: Any) 
 
 # Seconds between an executor's stamps of the rows it runs (see Config.heartbeat_interval).
 DEFAULT_HEARTBEAT_INTERVAL = 10.0
+# Seconds of silence before another executor's work is adopted, unless the heartbeat
+# interval makes six intervals longer (see Config.adopt_dead_executors_after).
+DEFAULT_ADOPTION_SECONDS = 60.0
+
+
+def _check_sync_commit(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    levels = ("on", "off", "local", "remote_write", "remote_apply")
+    if value is not None and value not in levels:
+        raise _fail(f"Config.{attribute.name}", f"{value!r} must be None or one of {levels}")
 
 
 def _check_otel_format(_: Any, attribute: attrs.Attribute[str], value: Any) -> None:
@@ -203,8 +212,9 @@ class Config:
     - ``scheduler_polling_interval_sec`` [30.0]: how often schedules are re-read.
     - ``unordered_tasks`` ["error"]: durable calls from plain Trio tasks raise, or "warn".
     - ``heartbeat_interval`` [10.0]: seconds between stamps of the rows this executor runs.
-    - ``adopt_dead_executors_after`` [None]: seconds of silence after which this executor
-      takes over another executor's PENDING rows (None: only ``recover_executor`` does).
+    - ``adopt_dead_executors_after`` [60.0, or six heartbeat intervals if longer]: seconds
+      of silence after which this executor takes over another dbos_trio executor's PENDING
+      rows (None: only ``recover_executor`` does).
     - ``enable_otel`` [False]: OpenTelemetry spans (the ``otel`` extra).
     - ``otel_attribute_format`` ["legacy"]: span attribute names, "legacy" or "semconv".
     - ``otel_tracer_provider`` [None]: the TracerProvider spans go to (None: the global).
@@ -214,6 +224,7 @@ class Config:
     - ``shutdown_drain_seconds`` [None]: seconds running workflows may finish at exit.
     - ``statement_timeout`` [30.0]: seconds a listing query may run (PostgreSQL; None: no bound).
     - ``idle_in_transaction_session_timeout`` [60.0]: seconds an idle open transaction lives.
+    - ``synchronous_commit`` [None]: PostgreSQL's setting for this executor's connections.
     - ``group_commit`` [True]: concurrent workflows' step checkpoints share commits.
     """
 
@@ -325,12 +336,21 @@ class Config:
     three intervals is taken to be running, and is left alone). Use one value across the
     executors of an application."""
     adopt_dead_executors_after: float | None = attrs.field(
-        default=None, validator=_field_check(require_optional_seconds)
+        default=attrs.Factory(
+            lambda config: max(DEFAULT_ADOPTION_SECONDS, 6 * config.heartbeat_interval),
+            takes_self=True,
+        ),
+        validator=_field_check(require_optional_seconds),
     )
-    """None (the default): only ``recover_executor`` moves another executor's work. A
-    number of seconds: this executor re-enqueues the PENDING rows of any executor of its
-    application none of whose rows was stamped for that long (at least three heartbeat
-    intervals), so a dead machine's work runs without it coming back."""
+    """Seconds of silence after which this executor re-enqueues the PENDING rows of another
+    dbos_trio executor of its application none of whose rows was stamped for that long (at
+    least three heartbeat intervals), so a dead machine's work runs without anyone acting
+    and without it coming back. The default is 60 s (six heartbeat intervals if those are
+    longer). Only silence this executor was connected to observe counts (after an outage of
+    its own it waits the whole window again), and only executors that stamp their rows are
+    judged: an official SDK executor beside it is never adopted. None: only
+    ``recover_executor`` moves another executor's work. docs/versions.md says why these are
+    safe under outages and partitions."""
 
     enable_otel: bool = attrs.field(default=False, validator=_field_check(require_bool))
     """OpenTelemetry spans for every workflow and durable call (the ``otel`` extra): see
@@ -372,6 +392,14 @@ class Config:
     """PostgreSQL: set on every connection of the pool and the listener, so a
     transaction left open (a stuck client) is ended by the server rather than holding its
     locks (official default 60 s); None leaves the server's setting."""
+    synchronous_commit: str | None = attrs.field(default=None, validator=_check_sync_commit)
+    """PostgreSQL: ``synchronous_commit`` for every connection of the system database
+    ("on", "remote_apply", "remote_write", "local" or "off"); None leaves the server's
+    setting. With a streaming standby named in the server's ``synchronous_standby_names``,
+    "remote_apply" (or "on") makes every enqueue, send and outcome wait until the standby
+    has it, so a failover to that standby loses none of them; with an asynchronous standby
+    a failover can lose the last acknowledged ones (docs/concepts/executors.md,
+    ``dbos-trio doctor`` says which this server is)."""
 
     def __attrs_post_init__(self) -> None:
         if (

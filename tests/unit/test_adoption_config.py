@@ -17,4 +17,10 @@ def test_adoption_sooner_than_three_heartbeats_is_refused_naming_both_settings()
 def test_the_heartbeat_interval_must_be_positive() -> None:
     with pytest.raises(DBOSConfigError, match="heartbeat_interval"):
         Config(app_name="app", heartbeat_interval=0.0)
-    assert Config(app_name="app").adopt_dead_executors_after is None
+
+
+def test_adoption_is_on_by_default_and_can_be_switched_off() -> None:
+    assert Config(app_name="app").adopt_dead_executors_after == 60.0
+    # A long heartbeat stretches the default window rather than being refused by it.
+    assert Config(app_name="app", heartbeat_interval=30.0).adopt_dead_executors_after == 180.0
+    assert Config(app_name="app", adopt_dead_executors_after=None).adopt_dead_executors_after is None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dbos_trio._engine.recovery.doctor import silent_executors, unrun_versions
-from dbos_trio._sysdb.records import ActiveCount
+from dbos_trio._engine.recovery.doctor import replication_risks, silent_executors, unrun_versions
+from dbos_trio._sysdb.records import ActiveCount, ReplicationState
 
 NOW = 1_000_000
 WINDOW = 30_000
@@ -46,3 +46,30 @@ def test_a_version_is_unrun_when_it_is_not_latest_and_nothing_of_it_was_stamped(
     assert (finding.subject, finding.count) == ("old", 3)
     assert finding.detail.startswith("2 ENQUEUED, 1 PENDING")
     assert "set-latest old" in finding.fix
+
+
+def test_an_asynchronous_standby_is_a_risk_to_acknowledged_commits() -> None:
+    asynchronous = ReplicationState(
+        synchronous_commit="on", synchronous_standby_names="", standbys=(("replica", "async"),)
+    )
+    [risk] = replication_risks(asynchronous)
+    assert risk.kind == "replication-risk" and risk.subject == "replica"
+    assert "synchronous_commit='remote_apply'" in risk.fix
+    # A synchronous standby, waited for: no risk.
+    waited = ReplicationState(
+        synchronous_commit="remote_apply",
+        synchronous_standby_names="replica",
+        standbys=(("replica", "sync"),),
+    )
+    assert replication_risks(waited) == []
+    # A synchronous standby this session does not wait for (synchronous_commit=local).
+    unwaited = ReplicationState(
+        synchronous_commit="local",
+        synchronous_standby_names="replica",
+        standbys=(("replica", "sync"),),
+    )
+    assert [r.subject for r in replication_risks(unwaited)] == ["replica"]
+    # A single server, or SQLite: nothing to say.
+    single = ReplicationState(synchronous_commit="on", synchronous_standby_names="", standbys=())
+    assert replication_risks(single) == []
+    assert replication_risks(None) == []

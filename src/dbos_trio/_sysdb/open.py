@@ -58,6 +58,7 @@ class BackendOptions:
     prepared_statements: bool = True
     statement_timeout: float | None = None
     idle_in_transaction_timeout: float | None = None
+    synchronous_commit: str | None = None
     group_commit: bool = False
 
     @classmethod
@@ -81,6 +82,7 @@ class BackendOptions:
             prepared_statements=config.prepared_statements,
             statement_timeout=config.statement_timeout,
             idle_in_transaction_timeout=config.idle_in_transaction_session_timeout,
+            synchronous_commit=config.synchronous_commit,
             group_commit=config.group_commit,
         )
 
@@ -113,6 +115,7 @@ async def open_system_database(url: str, options: BackendOptions | None = None) 
             prepared_statements=options.prepared_statements,
             statement_timeout=options.statement_timeout,
             idle_in_transaction_timeout=options.idle_in_transaction_timeout,
+            synchronous_commit=options.synchronous_commit,
         )
         if options.group_commit:
             postgres.enable_group_commit()

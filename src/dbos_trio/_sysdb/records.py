@@ -391,6 +391,18 @@ class StreamEntry:
 
 
 @attrs.frozen(kw_only=True)
+class ReplicationState:
+    """What a PostgreSQL server says of how durable an acknowledged commit is: its
+    ``synchronous_commit`` (for this session) and ``synchronous_standby_names``, and the
+    standbys streaming from it, each ``(application_name, sync_state)`` (``sync``,
+    ``quorum``, ``potential`` or ``async``; empty when none is visible to this role)."""
+
+    synchronous_commit: str
+    synchronous_standby_names: str
+    standbys: tuple[tuple[str, str], ...]
+
+
+@attrs.frozen(kw_only=True)
 class ExecutorSummary:
     """What the workflow rows say of one (executor id, application version): how many
     workflows it holds PENDING and when it last touched one."""

@@ -13,6 +13,12 @@ client can see three kinds, each with its fix:
 * **Workflow names never run anywhere** — ENQUEUED rows of a name no row of which ever
   left the queue: likely misspelled in an enqueue; cancel and enqueue the right name.
 
+And one risk to work not yet lost: **acknowledged commits a failover can lose** — a
+PostgreSQL server with an asynchronous standby (or a synchronous one that this
+connection's ``synchronous_commit`` does not wait for): promoting it loses the enqueues,
+sends and outcomes it had not received; ``Config(synchronous_commit="remote_apply")`` with
+the standby in ``synchronous_standby_names`` closes the gap.
+
 Reads only. The findings are plain records, so the CLI prints them as a table or JSON.
 """
 
@@ -24,7 +30,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from dbos_trio._core.statuses import ENQUEUED, PENDING
-from dbos_trio._sysdb.records import ActiveCount, ApplicationVersion
+from dbos_trio._sysdb.records import ActiveCount, ApplicationVersion, ReplicationState
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Runtime
@@ -47,6 +53,7 @@ class Diagnosis:
     latest_version: str | None
     versions: list[ApplicationVersion]
     findings: list[Finding]
+    replication: ReplicationState | None = None
 
 
 def silent_executors(
@@ -101,6 +108,39 @@ def unrun_versions(
     ]
 
 
+def replication_risks(state: ReplicationState | None) -> list[Finding]:
+    """Standbys a failover to which could lose acknowledged commits (pure)."""
+    if state is None:
+        return []
+    waits_for_standby = state.synchronous_commit in ("on", "remote_write", "remote_apply")
+    at_risk = [
+        name
+        for name, sync_state in state.standbys
+        if sync_state in ("async", "potential") or not waits_for_standby
+    ]
+    if not at_risk:
+        return []
+    names = state.synchronous_standby_names or "''"
+    return [
+        Finding(
+            kind="replication-risk",
+            subject=", ".join(at_risk),
+            count=len(at_risk),
+            detail=(
+                f"standby(s) not waited for (synchronous_commit={state.synchronous_commit}, "
+                f"synchronous_standby_names={names}): a "
+                "failover to one loses the commits it had not received — acknowledged "
+                "enqueues, sends and outcomes"
+            ),
+            fix=(
+                "name the standby in synchronous_standby_names on the server and launch with "
+                "Config(synchronous_commit='remote_apply'), or accept the window "
+                "(docs/concepts/executors.md)"
+            ),
+        )
+    ]
+
+
 async def diagnose(runtime: Runtime, application_name: str | None, *, window_ms: int) -> Diagnosis:
     """Every finding for ``application_name`` (and unclaimed rows; every application's
     when None). Raises what the reads raise."""
@@ -128,9 +168,12 @@ async def diagnose(runtime: Runtime, application_name: str | None, *, window_ms:
         for name, n in sorted(enqueued.items())
         if name not in ever_run
     ]
+    replication = await sysdb.replication_state()
+    findings += replication_risks(replication)
     return Diagnosis(
         application_name=application_name,
         latest_version=latest,
         versions=found_versions,
         findings=findings,
+        replication=replication,
     )

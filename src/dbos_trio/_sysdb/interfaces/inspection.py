@@ -14,6 +14,7 @@ from dbos_trio._sysdb.records import (
     MessageRecord,
     QueueDepth,
     RecordedStep,
+    ReplicationState,
     StreamEntry,
     WorkflowFilters,
     WorkflowRow,
@@ -52,6 +53,10 @@ class InspectionStore(Protocol):
 
     async def list_executor_summaries(self) -> list[ExecutorSummary]:
         """Each (executor id, version) that workflow rows name, most recently active first."""
+
+    async def replication_state(self) -> ReplicationState | None:
+        """How durable a commit is on this server (PostgreSQL: its settings and standbys);
+        None on a backend that has no replication (SQLite)."""
 
     async def queue_depths(self) -> list[QueueDepth]:
         """Counts of the ENQUEUED, PENDING and DELAYED workflows of every queue."""

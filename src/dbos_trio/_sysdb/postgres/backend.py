@@ -24,7 +24,7 @@ Invariants, and why:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import psycopg
@@ -37,13 +37,20 @@ from dbos_trio._pg.pool import Pool
 from dbos_trio._redact import Scrubber
 from dbos_trio._sysdb.errors import ConnectionLost, Contention, SystemDatabaseUnreachable
 from dbos_trio._sysdb.migrations import quote_identifier
-from dbos_trio._sysdb.postgres import migrate
+from dbos_trio._sysdb.postgres import durability, migrate
 from dbos_trio._sysdb.postgres.errors import map_error
 from dbos_trio._sysdb.postgres.listener import POLLING_RECHECK_SECONDS, Listener
 from dbos_trio._sysdb.postgres.notifier import Notifier
+from dbos_trio._sysdb.postgres.sessions import session_settings
 from dbos_trio._sysdb.postgres.statements import PostgresStatements
 from dbos_trio._sysdb.protocol import BackgroundTask, QueueContention
-from dbos_trio._sysdb.records import ClaimedWorkflow, ClaimRequest, WorkflowFilters, WorkflowRow
+from dbos_trio._sysdb.records import (
+    ClaimedWorkflow,
+    ClaimRequest,
+    ReplicationState,
+    WorkflowFilters,
+    WorkflowRow,
+)
 from dbos_trio._sysdb.retry import Retrier, RetryPolicy
 from dbos_trio._sysdb.rows import (
     NEW_WORKFLOW_PARAMETER_TYPES,
@@ -212,6 +219,7 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         prepared_statements: bool = True,
         statement_timeout: float | None = None,
         idle_in_transaction_timeout: float | None = None,
+        synchronous_commit: str | None = None,
     ) -> PostgresSystemDatabase:
         """Connect, then migrate (or only verify) the schema. Fails fast on a bad URL.
 
@@ -221,7 +229,8 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         ``statement_timeout`` (seconds) bounds the listing queries, whose timeout raises
         :class:`~dbos_trio.DBOSQueryTimeoutError`; ``idle_in_transaction_timeout`` is set
         as ``idle_in_transaction_session_timeout`` on every connection (pool and listener),
-        so a transaction left open by a stuck client cannot hold its locks forever.
+        so a transaction left open by a stuck client cannot hold its locks forever;
+        ``synchronous_commit`` likewise (``remote_apply``: every commit waits for a standby).
 
         Raises :class:`DBOSInitializationError` when it cannot connect (a
         :class:`~dbos_trio._sysdb.errors.SystemDatabaseUnreachable`), migrate or verify;
@@ -234,7 +243,7 @@ class PostgresSystemDatabase(SQLSystemDatabase):
             connect_timeout=connect_timeout,
             prepared_statements=prepared_statements,
             scrub=Scrubber.for_urls(direct_url),
-            configure=_session_settings(idle_in_transaction_timeout),
+            configure=session_settings(idle_in_transaction_timeout, synchronous_commit),
         )
         try:
             failure = await _open_and_migrate(
@@ -262,6 +271,9 @@ class PostgresSystemDatabase(SQLSystemDatabase):
             rows = await self._db.query(_DEFAULT_COLLATION, [])
             self._pg_listing.bytewise = bool(rows) and orders_by_code_point(rows[0][0], rows[0][1])
         return await super().list_workflows(filters)
+
+    async def replication_state(self) -> ReplicationState:
+        return await durability.replication_state(self._db)
 
     async def close(self) -> None:
         if not self._pool.closed:
@@ -345,22 +357,6 @@ class PostgresSystemDatabase(SQLSystemDatabase):
         except Contention as conflict:
             raise QueueContention(str(conflict)) from None
         return in_dequeue_order([claimed_workflow(row) for row in rows])
-
-
-def _session_settings(
-    idle_in_transaction_timeout: float | None,
-) -> Callable[[TrioConnection], Awaitable[None]] | None:
-    """What every new connection runs once (one round trip, at connect time only)."""
-    if idle_in_transaction_timeout is None:
-        return None
-    setting = (
-        f"SET idle_in_transaction_session_timeout = {round(idle_in_transaction_timeout * 1000)}"
-    )
-
-    async def configure(conn: TrioConnection) -> None:
-        await conn.execute(setting)
-
-    return configure
 
 
 async def _open_and_migrate(

@@ -13,6 +13,7 @@ from dbos_trio._sysdb.records import (
     ExecutorSummary,
     MessageRecord,
     QueueDepth,
+    ReplicationState,
     StreamEntry,
 )
 from dbos_trio._sysdb.sql.base import SQLBackendBase
@@ -44,6 +45,9 @@ class InspectionOperations(SQLBackendBase):
         return [
             StreamEntry(key=r[0], offset=int(r[1]), value=r[2], serialization=r[3]) for r in rows
         ]
+
+    async def replication_state(self) -> ReplicationState | None:
+        return None  # PostgreSQL overrides it; SQLite has no standbys
 
     async def list_executor_summaries(self) -> list[ExecutorSummary]:
         rows = await self._db.all("list_executor_summaries", {})
