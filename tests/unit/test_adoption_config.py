@@ -23,4 +23,5 @@ def test_adoption_is_on_by_default_and_can_be_switched_off() -> None:
     assert Config(app_name="app").adopt_dead_executors_after == 60.0
     # A long heartbeat stretches the default window rather than being refused by it.
     assert Config(app_name="app", heartbeat_interval=30.0).adopt_dead_executors_after == 180.0
-    assert Config(app_name="app", adopt_dead_executors_after=None).adopt_dead_executors_after is None
+    switched_off = Config(app_name="app", adopt_dead_executors_after=None)
+    assert switched_off.adopt_dead_executors_after is None
