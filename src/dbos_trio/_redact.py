@@ -123,10 +123,17 @@ def _split_url(url: str) -> _UrlParts | None:
 
 
 def _is_libpq_query(query: str | None) -> bool:
+    # Every '&'-separated part must be key=value with a libpq keyword: a password such as
+    # '@?' puts "@host:5432/db?sslmode=require" after its '?', whose last part alone would
+    # read as a libpq query.
     if not query:
         return False
-    keys = [m["key"] for m in _QUERY_PARAM.finditer(query)]
-    return bool(keys) and all(unquote(k, errors="replace") in LIBPQ_KEYWORDS for k in keys)
+    # Split where _QUERY_PARAM does: at an '&' that starts another key=value pair.
+    for part in re.split(r"&(?=[^&=]*=)", query.removeprefix("?")):
+        key, equals, _ = part.partition("=")
+        if not equals or unquote(key, errors="replace") not in LIBPQ_KEYWORDS:
+            return False
+    return True
 
 
 def _redact_query(text: str) -> str:

@@ -10,7 +10,7 @@ import re
 
 import psycopg
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from psycopg.conninfo import conninfo_to_dict
 
@@ -151,6 +151,7 @@ PASSWORDS = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("C
 
 # A password that itself reads as "@host/db?<libpq keyword>=..." is a URL with a query
 # string to libpq too: that one ambiguity is left to the scrubber.
+@example("@?")  # its "?" made "@db...?sslmode=require" look like its query
 @given(PASSWORDS.filter(lambda p: not re.search(r"\?[\w%]*=", p)))
 def test_an_unencoded_password_of_any_characters_is_hidden_whole(password: str) -> None:
     secret = "S3cr" + password
