@@ -26,11 +26,11 @@ from dbos_trio._sysdb.wakeups import message_key
 from support.backends import query, status_row, steps_of
 from support.dbos_fixtures import reexecute
 from support.time_fixtures import Stopwatch, launch, running, wait_for_waiter, waiting_on
-from support.waiting import wait_until
+from support.waiting import HANG_GUARD, wait_until
 
 
 async def test_topics_are_separate_queues_and_each_is_fifo(
-    new_dbos: Callable[..., DBOS], db_url: str, notify: bool
+    new_dbos: Callable[..., DBOS], db_url: str, notify: bool, glacial_polling: float
 ) -> None:
     dbos = new_dbos(use_listen_notify=notify)
     runs = {"send": 0, "recv": 0}
@@ -49,9 +49,9 @@ async def test_topics_are_separate_queues_and_each_is_fifo(
 
     @dbos.workflow()
     async def receiver(topic: str) -> str:
-        first = await dbos.recv(topic, timeout_seconds=10)
-        second = await dbos.recv(timeout_seconds=10)
-        third = await dbos.recv(timeout_seconds=10)
+        first = await dbos.recv(topic, timeout_seconds=glacial_polling)
+        second = await dbos.recv(timeout_seconds=glacial_polling)
+        third = await dbos.recv(timeout_seconds=glacial_polling)
         runs["recv"] += 1
         return "-".join(str(m) for m in (first, second, third))
 
@@ -63,9 +63,9 @@ async def test_topics_are_separate_queues_and_each_is_fifo(
         sender_id = str(uuid.uuid4())
         with SetWorkflowID(sender_id):
             assert await sender(dest, "testtopic") == dest
-        clock = Stopwatch()
-        assert await handle.get_result() == "test2-test1-test3"
-        assert clock() < 1.0  # woken by the sends, not by polling or timeouts
+        # Woken by the sends, not by polling or timeouts: both are ten minutes away.
+        with trio.fail_after(HANG_GUARD):
+            assert await handle.get_result() == "test2-test1-test3"
 
         # Starting either workflow again under its id runs nothing and sends nothing more.
         with SetWorkflowID(sender_id):
@@ -103,39 +103,47 @@ async def test_topics_are_separate_queues_and_each_is_fifo(
 
 
 async def test_a_message_sent_before_the_receiver_waits_is_received_at_once(
-    new_dbos: Callable[..., DBOS], notify: bool
+    new_dbos: Callable[..., DBOS], notify: bool, glacial_polling: float
 ) -> None:
     dbos = new_dbos(use_listen_notify=notify)
 
     @dbos.workflow()
     async def receiver() -> object:
         await dbos.sleep(0.2)
-        return await dbos.recv("t", timeout_seconds=10)
+        return await dbos.recv("t", timeout_seconds=glacial_polling)
 
     async with running(dbos):
         handle = await dbos.start_workflow(receiver)
         await dbos.send(handle.workflow_id, {"n": 1}, "t")
-        clock = Stopwatch()
-        assert await handle.get_result() == {"n": 1}
-        assert clock() < 1.0
+        # The receive's first look finds it: a poll or the timeout would be minutes away.
+        with trio.fail_after(HANG_GUARD):
+            assert await handle.get_result() == {"n": 1}
 
 
-async def test_none_is_a_message_too(new_dbos: Callable[..., DBOS], notify: bool) -> None:
+async def test_none_is_a_message_too(
+    new_dbos: Callable[..., DBOS], db_url: str, notify: bool, glacial_polling: float
+) -> None:
     dbos = new_dbos(use_listen_notify=notify)
 
     @dbos.workflow()
-    async def receiver() -> tuple[object, float]:
-        clock = Stopwatch()
-        message = await dbos.recv(timeout_seconds=5)
-        return message, clock()
+    async def receiver() -> object:
+        # A timeout would return None too, but ten minutes later, past the guard below.
+        return await dbos.recv(timeout_seconds=glacial_polling)
 
     async with running(dbos):
         handle = await dbos.start_workflow(receiver)
         await wait_for_waiter(dbos, message_key(handle.workflow_id, NULL_TOPIC))
         await dbos.send(handle.workflow_id, None)
-        message, waited = await handle.get_result()
+        with trio.fail_after(HANG_GUARD):
+            message = await handle.get_result()
         assert message is None
-        assert waited < 1.0  # delivered, not timed out
+        # Delivered, not timed out: the receive consumed the message.
+        consumed = await query(
+            db_url,
+            "SELECT consumed FROM {t}notifications WHERE destination_uuid = %s",
+            handle.workflow_id,
+        )
+        assert consumed == [(True,)]
 
 
 async def test_send_to_a_missing_workflow_raises_and_inside_a_workflow_replays_the_error(

@@ -23,6 +23,10 @@ streams and the LISTEN/NOTIFY wakeups.
   library).
 * :class:`Stopwatch`: real elapsed seconds (tests measure real latency; the library
   itself never reads the wall clock outside ``_clock.py``).
+* ``glacial_polling``: waiters re-check the database only every :data:`GLACIAL_RECHECK`
+  seconds, so a waiter that returns within :data:`support.waiting.HANG_GUARD` was woken
+  (by a write in this process or a NOTIFY), never found by its poll: how a test tells
+  the mechanisms apart without bounding real time.
 
 The fixtures are registered by ``tests/conftest.py``; the row helpers (``query``,
 ``status_row``, ...) are :mod:`support.backends`'.
@@ -44,11 +48,26 @@ from dbos_trio import DBOS, Config
 from dbos_trio._engine.state import Executor
 from dbos_trio._pg.driver import TrioConnection
 from dbos_trio._sysdb.postgres.backend import PostgresSystemDatabase
+from dbos_trio._sysdb.sqlite.backend import SQLiteSystemDatabase
 
 from support.backends import connected, query
-from support.waiting import wait_until
+from support.waiting import HANG_GUARD, wait_until
 
 CHANNELS = ("dbos_notifications_channel", "dbos_workflow_events_channel", "dbos_streams_channel")
+
+GLACIAL_RECHECK = 10 * HANG_GUARD
+"""Seconds between a waiter's looks at the database under ``glacial_polling``."""
+
+
+@pytest.fixture
+def glacial_polling(monkeypatch: pytest.MonkeyPatch) -> float:
+    """Waiters (``recv``, ``get_event``, a durable wait) on either backend re-check the
+    database only every :data:`GLACIAL_RECHECK` seconds instead of every second (or 60 s
+    with notifications): one that returns within the hang guard was woken. Returns the
+    interval."""
+    for backend in (PostgresSystemDatabase, SQLiteSystemDatabase):
+        monkeypatch.setattr(backend, "recheck_interval", property(lambda _: GLACIAL_RECHECK))
+    return GLACIAL_RECHECK
 
 
 @pytest.fixture(scope="module")
