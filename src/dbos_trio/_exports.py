@@ -30,7 +30,8 @@ def fixup_module_metadata(public: str, namespace: dict[str, Any], names: Iterabl
             return
         seen.add(id(obj))
         module = getattr(obj, "__module__", None)
-        if not isinstance(module, str) or not module.startswith(public + "."):
+        root = public.split(".")[0]
+        if not isinstance(module, str) or not module.startswith(root + "."):
             return
         if not (_is_private(module) or module.rsplit(".", 1)[0] == public):
             return
