@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Literal, ParamSpec, TypeVar
 
-from dbos_trio._core import validate
 from dbos_trio._dbos.base import DBOSBase
 from dbos_trio._engine.context import current_step, current_workflow
 from dbos_trio._engine.durable import events, sleep, streams
@@ -18,13 +17,11 @@ from dbos_trio._engine.durable import messages as engine_messages
 from dbos_trio._engine.durable import send_many as bulk
 from dbos_trio._engine.workflows.handle import (
     WorkflowHandle,
-    handle_for,
     start_workflow,
     wait_first,
 )
-from dbos_trio._ops import messages
+from dbos_trio._ops import inspect, messages
 from dbos_trio._registry import resolve_workflow
-from dbos_trio.errors import DBOSNonExistentWorkflowError
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -78,11 +75,7 @@ class Durable(DBOSBase):
         raises :class:`~dbos_trio.SystemDatabaseError` after the retries. Awaiting the
         handle's ``get_result()`` is a separate wait with its own rules.
         """
-        validate.text(workflow_id, "workflow_id")
-        executor = self._require_executor("retrieve_workflow")
-        if await executor.sysdb.get_outcome(workflow_id) is None:
-            raise DBOSNonExistentWorkflowError("target", workflow_id)
-        return handle_for(executor, workflow_id)
+        return await self._handled(inspect.retrieve_workflow(self._reach, workflow_id))
 
     # --- durable primitives ------------------------------------------------------------
 
