@@ -95,9 +95,21 @@ class SideTable:
 
 
 def build(
-    url: str, executor_id: str, *, concurrency: int, step_seconds: float = 0.1
+    url: str,
+    executor_id: str,
+    *,
+    concurrency: int,
+    step_seconds: float = 0.1,
+    heartbeat_interval: float | None = None,
+    adopt_after: float | None = None,
 ) -> tuple[DBOS, SideTable]:
-    """The application one executor process runs."""
+    """The application one executor process runs (the fleet variant: a short heartbeat
+    and automatic adoption after ``adopt_after`` seconds)."""
+    fleet: dict[str, Any] = {}
+    if heartbeat_interval is not None:
+        fleet["heartbeat_interval"] = heartbeat_interval
+    if adopt_after is not None:
+        fleet["adopt_dead_executors_after"] = adopt_after
     dbos = DBOS(
         Config(
             app_name=APP_NAME,
@@ -105,6 +117,7 @@ def build(
             executor_id=executor_id,
             database_url=url,
             max_connections=10,
+            **fleet,
         )
     )
     dbos.register_queue(QUEUE, worker_concurrency=concurrency, polling_interval_sec=0.5)

@@ -15,6 +15,13 @@ holding it down for up to 5 s). Then it lets everything drain and checks:
 * no executor crashed (no traceback in any executor's stderr);
 * no workflow PENDING without progress for 30 s while its executor lived.
 
+``--fleet`` is the fleet variant: executors stamp their rows every second and adopt each
+other's work after 5 s of silence, every database outage lasts longer than that (all
+executors cut off at once), and midway one executor dies for good and a new one (a new id)
+takes its place, so its work must move by adoption. The same checks hold: in particular no
+step body runs after its own checkpoint, i.e. no executor that was merely cut off has its
+work taken and run again.
+
 It prints a summary and exits 0 if every check held, 1 otherwise. ``--ci`` is the small
 configuration CI runs (about two minutes); the defaults are the full one (W = 10,000).
 """
@@ -22,6 +29,7 @@ configuration CI runs (about two minutes); the defaults are the full one (W = 10
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import shutil
@@ -67,6 +75,20 @@ class Settings:
     max_down: float = 5.0
     drain_timeout: float = 600.0
     seed: int = 0
+    # The fleet variant (--fleet): heartbeat and adoption window of every executor.
+    heartbeat: float | None = None
+    adopt_after: float | None = None
+
+    @property
+    def fleet(self) -> bool:
+        return self.adopt_after is not None
+
+    def outage_seconds(self, rng: random.Random) -> float:
+        """How long one database restart holds the server down: in the fleet variant,
+        always longer than the adoption window (every executor silent past it at once)."""
+        if self.adopt_after is not None:
+            return rng.uniform(self.adopt_after + 1.0, self.adopt_after + 4.0)
+        return rng.uniform(1.0, self.max_down)
 
 
 @attrs.define
@@ -86,9 +108,16 @@ class Record:
     stalls: set[str] = attrs.field(factory=set)
     stall_notes: list[str] = attrs.field(factory=list)
     failures: list[str] = attrs.field(factory=list)
+    dead: list[str] = attrs.field(factory=list)  # executor ids that never came back
+    retired: list[Executor] = attrs.field(factory=list)
 
 
-def start_executor(executor: Executor, url: str, concurrency: int, step_seconds: float) -> None:
+def start_executor(executor: Executor, url: str, settings: Settings) -> None:
+    fleet = []
+    if settings.heartbeat is not None:
+        fleet += ["--heartbeat", str(settings.heartbeat)]
+    if settings.adopt_after is not None:
+        fleet += ["--adopt-after", str(settings.adopt_after)]
     with executor.log.open("ab") as log:
         executor.process = subprocess.Popen(
             [
@@ -98,9 +127,10 @@ def start_executor(executor: Executor, url: str, concurrency: int, step_seconds:
                 url,
                 executor.executor_id,
                 "--concurrency",
-                str(concurrency),
+                str(settings.concurrency),
                 "--step-seconds",
-                str(step_seconds),
+                str(settings.step_seconds),
+                *fleet,
             ],
             stdout=subprocess.DEVNULL,
             stderr=log,
@@ -154,18 +184,32 @@ async def chaos(
     # The first restart comes early, while the queue is full.
     next_restart = now + rng.uniform(3.0, settings.restart_every[0])
     end = now + settings.chaos_seconds
+    # The fleet variant: midway, one executor dies for good and a new one replaces it.
+    replace_at = now + settings.chaos_seconds / 3 if settings.fleet else math.inf
     mode = "fast"
     while time.monotonic() < end and not await trio.to_thread.run_sync(done, url, settings):
         now = time.monotonic()
+        if now >= replace_at:
+            replace_at = math.inf
+            dead = executors.pop(rng.randrange(len(executors)))
+            kill_executor(dead)
+            record.kills += 1
+            record.dead.append(dead.executor_id)
+            newcomer = Executor(
+                f"{dead.executor_id}-successor", dead.log.with_name("successor.log")
+            )
+            executors.append(newcomer)
+            start_executor(newcomer, url, settings)
+            record.retired.append(dead)
         if now >= next_kill:
             victim = rng.choice(executors)
             kill_executor(victim)
             record.kills += 1
             await trio.sleep(rng.uniform(0.2, 1.5))
-            start_executor(victim, url, settings.concurrency, settings.step_seconds)
+            start_executor(victim, url, settings)
             next_kill = time.monotonic() + rng.uniform(*settings.kill_every)
         if now >= next_restart:
-            down = rng.uniform(1.0, settings.max_down)
+            down = settings.outage_seconds(rng)
             stopped = time.monotonic()
             await trio.to_thread.run_sync(cluster.stop, mode)
             await trio.sleep(down)
@@ -277,7 +321,7 @@ async def check(settings: Settings, url: str, executors: list[Executor], record:
     )
     if duplicates:
         record.failures.append(f"duplicate checkpoints: {duplicates[:5]}")
-    for executor in executors:
+    for executor in [*executors, *record.retired]:
         text = executor.log.read_text(errors="replace")
         if "Traceback" in text:
             record.failures.append(f"a traceback in {executor.executor_id}'s stderr")
@@ -315,7 +359,7 @@ async def soak(settings: Settings) -> int:
             Executor(f"exec-{n}", Path(logs) / f"exec-{n}.log") for n in range(settings.executors)
         ]
         for executor in executors:
-            start_executor(executor, url, settings.concurrency, settings.step_seconds)
+            start_executor(executor, url, settings)
         try:
             await chaos(settings, cluster, executors, url, record)
             await drain(settings, url, executors, record)
@@ -329,6 +373,11 @@ async def soak(settings: Settings) -> int:
                 shutil.copytree(logs, kept, dirs_exist_ok=True)
                 record.failures.append(f"executor logs kept in {kept}")
     print(f"workflows: {settings.workflows}, executors: {settings.executors}")
+    if settings.fleet:
+        print(
+            f"fleet: heartbeat {settings.heartbeat} s, adoption after {settings.adopt_after} s; "
+            f"dead for good: {', '.join(record.dead) or 'none'}"
+        )
     print(f"executor kills: {record.kills}, database restarts: {record.restarts}")
     if record.outages:
         print(f"longest outage: {max(record.outages):.1f} s")
@@ -353,6 +402,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chaos-seconds", type=float)
     parser.add_argument("--seed", type=int)
     parser.add_argument("--ci", action="store_true", help="the small configuration CI runs")
+    parser.add_argument(
+        "--fleet",
+        action="store_true",
+        help="heartbeat 1 s, adoption after 5 s, every outage longer than that, one "
+        "executor dead for good midway",
+    )
     args = parser.parse_args(argv)
     settings = Settings()
     if args.ci:
@@ -363,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
             restart_every=(10.0, 20.0),
             drain_timeout=120.0,
         )
+    if args.fleet:
+        settings.heartbeat = 1.0
+        settings.adopt_after = 5.0
     for field in ("workflows", "executors", "chaos_seconds", "seed"):
         value = getattr(args, field)
         if value is not None:

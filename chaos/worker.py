@@ -20,8 +20,22 @@ from .app import build
 logger = logging.getLogger("chaos.worker")
 
 
-async def serve(url: str, executor_id: str, concurrency: int, step_seconds: float) -> None:
-    dbos, side = build(url, executor_id, concurrency=concurrency, step_seconds=step_seconds)
+async def serve(
+    url: str,
+    executor_id: str,
+    concurrency: int,
+    step_seconds: float,
+    heartbeat_interval: float | None,
+    adopt_after: float | None,
+) -> None:
+    dbos, side = build(
+        url,
+        executor_id,
+        concurrency=concurrency,
+        step_seconds=step_seconds,
+        heartbeat_interval=heartbeat_interval,
+        adopt_after=adopt_after,
+    )
     try:
         while True:
             try:
@@ -42,12 +56,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("executor_id")
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--step-seconds", type=float, default=0.1)
+    parser.add_argument("--heartbeat", type=float, default=None)
+    parser.add_argument("--adopt-after", type=float, default=None)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s"
     )
     try:
-        trio.run(serve, args.url, args.executor_id, args.concurrency, args.step_seconds)
+        trio.run(
+            serve,
+            args.url,
+            args.executor_id,
+            args.concurrency,
+            args.step_seconds,
+            args.heartbeat,
+            args.adopt_after,
+        )
     except KeyboardInterrupt:
         return 0
     return 0
