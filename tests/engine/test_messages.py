@@ -204,7 +204,11 @@ async def test_recv_outside_a_workflow_raises(new_dbos: Callable[..., DBOS]) -> 
 
 
 async def test_a_recv_timeout_returns_none_and_a_replay_returns_none_at_once(
-    new_dbos: Callable[..., DBOS], db_url: str, notify: bool
+    new_dbos: Callable[..., DBOS],
+    db_url: str,
+    notify: bool,
+    glacial_polling: float,
+    wakeup_waits: list[tuple[str, float]],
 ) -> None:
     dbos = new_dbos(use_listen_notify=notify)
     runs = 0
@@ -218,8 +222,11 @@ async def test_a_recv_timeout_returns_none_and_a_replay_returns_none_at_once(
     async with running(dbos):
         clock = Stopwatch()
         handle = await dbos.start_workflow(receiver)
-        assert await handle.get_result() is None
-        assert 0.45 < clock() < 1.5
+        # The wait's own deadline ends it: the next look at the database is ten minutes
+        # away, far past the guard.
+        with trio.fail_after(HANG_GUARD):
+            assert await handle.get_result() is None
+        assert clock() > 0.45  # not before the timeout
         steps = await steps_of(db_url, handle.workflow_id)
         assert [(s[0], s[1]) for s in steps] == [(1, "DBOS.recv"), (2, "DBOS.sleep")]
         # The timeout is recorded as an encoded None, never a NULL output (which dbos 3.4
@@ -233,11 +240,13 @@ async def test_a_recv_timeout_returns_none_and_a_replay_returns_none_at_once(
         assert output is not None and serialization == "py_pickle"
         assert dbos._require_executor("test").codec.decode(output, serialization) is None
 
-        # A message arriving after the timeout is not taken by the replay.
+        # A message arriving after the timeout is not taken by the replay, which returns
+        # the recorded None without waiting at all.
         await dbos.send(handle.workflow_id, "late", "t")
-        clock.restart()
+        waits_before = len(wakeup_waits)
+        assert waits_before > 0  # the first run did wait
         assert await reexecute(dbos, db_url, receiver, handle.workflow_id) is None
-        assert clock() < 0.3
+        assert wakeup_waits[waits_before:] == []
         assert runs == 2
         rows = await query(
             db_url,
@@ -249,7 +258,11 @@ async def test_a_recv_timeout_returns_none_and_a_replay_returns_none_at_once(
 
 
 async def test_a_recovered_recv_keeps_its_original_deadline(
-    new_dbos: Callable[..., DBOS], db_url: str, notify: bool
+    new_dbos: Callable[..., DBOS],
+    db_url: str,
+    notify: bool,
+    glacial_polling: float,
+    wakeup_waits: list[tuple[str, float]],
 ) -> None:
     dbos = new_dbos(use_listen_notify=notify)
 
@@ -271,10 +284,17 @@ async def test_a_recovered_recv_keeps_its_original_deadline(
         await trio.sleep(1.0)
     # Shut down mid-wait: the row stays PENDING; the next launch recovers it.
     assert (await status_row(db_url, workflow_id))["status"] == "PENDING"
+    waits_before = len(wakeup_waits)
     async with running(dbos):
         handle = await dbos.retrieve_workflow(workflow_id)
-        assert await handle.get_result() is None
-        assert 1.8 < clock() < 3.5  # the original 2 s, not 1 s + 2 s
+        with trio.fail_after(HANG_GUARD):
+            assert await handle.get_result() is None
+    assert clock() > 1.8  # not before the original deadline
+    # The recovered wait was for what was left of the original 2 s (at least 1 s had
+    # passed before the shutdown), not for a new 2 s.
+    key = message_key(workflow_id, "t")
+    recovered = [timeout for k, timeout in wakeup_waits[waits_before:] if k == key]
+    assert recovered and recovered[0] <= 1.0, recovered
 
 
 async def test_messages_are_marked_consumed_by_the_receiving_step_not_deleted(

@@ -27,6 +27,11 @@ streams and the LISTEN/NOTIFY wakeups.
   seconds, so a waiter that returns within :data:`support.waiting.HANG_GUARD` was woken
   (by a write in this process or a NOTIFY), never found by its poll: how a test tells
   the mechanisms apart without bounding real time.
+* ``sleep_targets``: every epoch time an executor's clock is asked to sleep until (a
+  durable sleep waits there for its recorded wake time), in call order: what a durable
+  sleep waited for, observed instead of timed.
+* ``wakeup_waits``: every wait of a waiter (``recv``, ``get_event``, ...) on its wakeup
+  subscription, as ``(key, timeout)``, in call order: whether a call waited at all.
 
 The fixtures are registered by ``tests/conftest.py``; the row helpers (``query``,
 ``status_row``, ...) are :mod:`support.backends`'.
@@ -45,10 +50,12 @@ import pytest
 import trio
 
 from dbos_trio import DBOS, Config
+from dbos_trio._clock import Clock
 from dbos_trio._engine.state import Executor
 from dbos_trio._pg.driver import TrioConnection
 from dbos_trio._sysdb.postgres.backend import PostgresSystemDatabase
 from dbos_trio._sysdb.sqlite.backend import SQLiteSystemDatabase
+from dbos_trio._sysdb.wakeups import Subscription
 
 from support.backends import connected, query
 from support.waiting import HANG_GUARD, wait_until
@@ -59,8 +66,7 @@ GLACIAL_RECHECK = 10 * HANG_GUARD
 """Seconds between a waiter's looks at the database under ``glacial_polling``."""
 
 
-@pytest.fixture
-def glacial_polling(monkeypatch: pytest.MonkeyPatch) -> float:
+def make_polling_glacial(monkeypatch: pytest.MonkeyPatch) -> float:
     """Waiters (``recv``, ``get_event``, a durable wait) on either backend re-check the
     database only every :data:`GLACIAL_RECHECK` seconds instead of every second (or 60 s
     with notifications): one that returns within the hang guard was woken. Returns the
@@ -68,6 +74,12 @@ def glacial_polling(monkeypatch: pytest.MonkeyPatch) -> float:
     for backend in (PostgresSystemDatabase, SQLiteSystemDatabase):
         monkeypatch.setattr(backend, "recheck_interval", property(lambda _: GLACIAL_RECHECK))
     return GLACIAL_RECHECK
+
+
+@pytest.fixture
+def glacial_polling(monkeypatch: pytest.MonkeyPatch) -> float:
+    """:func:`make_polling_glacial` for the test."""
+    return make_polling_glacial(monkeypatch)
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +118,34 @@ def notify(request: pytest.FixtureRequest) -> bool:
     SQLite, which ignores the setting, only the polling run)."""
     value: bool = request.param
     return value
+
+
+@pytest.fixture
+def sleep_targets(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The epoch times passed to ``Clock.sleep_until`` during the test, in call order."""
+    targets: list[float] = []
+    original = Clock.sleep_until
+
+    async def recording(self: Clock, epoch_seconds: float) -> None:
+        targets.append(epoch_seconds)
+        await original(self, epoch_seconds)
+
+    monkeypatch.setattr(Clock, "sleep_until", recording)
+    return targets
+
+
+@pytest.fixture
+def wakeup_waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
+    """``(key, timeout)`` of every ``Subscription.wait`` during the test, in call order."""
+    waits: list[tuple[str, float]] = []
+    original = Subscription.wait
+
+    async def recording(self: Subscription, timeout: float) -> bool:
+        waits.append((self.key, timeout))
+        return await original(self, timeout)
+
+    monkeypatch.setattr(Subscription, "wait", recording)
+    return waits
 
 
 @asynccontextmanager
