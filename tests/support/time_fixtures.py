@@ -56,6 +56,7 @@ from dbos_trio._pg.driver import TrioConnection
 from dbos_trio._sysdb.postgres.backend import PostgresSystemDatabase
 from dbos_trio._sysdb.sqlite.backend import SQLiteSystemDatabase
 from dbos_trio._sysdb.wakeups import Subscription
+from dbos_trio.testing import launched as testing_launched
 
 from support.backends import connected, query
 from support.waiting import HANG_GUARD, wait_until
@@ -161,9 +162,19 @@ async def launch(make: Callable[..., DBOS], notify: bool, **config: Any) -> Asyn
 
 
 @asynccontextmanager
-async def running(dbos: DBOS) -> AsyncIterator[DBOS]:
-    """``dbos.launched()``, entered once its listener (if any) passed its self-test."""
-    async with dbos.launched():
+async def running(dbos: DBOS, *, sweeps_every: float | None = None) -> AsyncIterator[DBOS]:
+    """``dbos.launched()``, entered once its listener (if any) passed its self-test.
+
+    ``sweeps_every`` spaces the executor's background sweeps (timeout, dequeue, orphan and
+    cancel sweeps) that many seconds apart, as ``dbos_trio.testing.launched`` does: with
+    :data:`GLACIAL_RECHECK`, nothing a sweep would do happens within the hang guard.
+    """
+    launching = (
+        dbos.launched()
+        if sweeps_every is None
+        else testing_launched(dbos, background_interval=sweeps_every)
+    )
+    async with launching:
         sysdb = executor_of(dbos).sysdb
         listener = sysdb.listener if isinstance(sysdb, PostgresSystemDatabase) else None
         if listener is not None:
