@@ -26,14 +26,13 @@ Invariants, and why:
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 
 import psycopg
 import trio
 from psycopg import pq
 
-from dbos_trio._clock import real_time_limit
+from dbos_trio._clock import monotonic, real_time_limit
 from dbos_trio._pg.connecting import connect
 from dbos_trio._pg.driver import CLEANUP_LIMIT_SECONDS, TrioConnection
 from dbos_trio._redact import Scrubber
@@ -114,7 +113,7 @@ class Pool:
         if seconds < SLOW_WAIT_SECONDS:
             return
         self.slow_waits += 1
-        now = time.monotonic()
+        now = monotonic()
         if now - self._last_slow_report < SLOW_REPORT_EVERY_SECONDS:
             return
         self._last_slow_report = now
@@ -125,10 +124,10 @@ class Pool:
 
         A failure to connect raises the driver's scrubbed ``psycopg.Error``.
         """
-        began = time.monotonic()
+        began = monotonic()
         conn = await self._new_connection(autocommit)
         self._note_wait(
-            time.monotonic() - began,
+            monotonic() - began,
             "for a new connection to answer: a pooler in session mode (PgBouncer) holds a "
             "client until one of its server connections is free, so size its pool_size to "
             "at least the sum of every executor's max_connections plus two each (LISTEN, "
@@ -165,10 +164,10 @@ class Pool:
             # follows is the checkpoint). Only a full pool waits, FIFO, in acquire().
             self._slots.acquire_nowait()
         except trio.WouldBlock:
-            began = time.monotonic()
+            began = monotonic()
             await self._slots.acquire()
             self._note_wait(
-                time.monotonic() - began,
+                monotonic() - began,
                 f"for one of the pool's {self.max_size} connections (every one was in use): "
                 "raise the pool size (Config.max_connections) if calls queue like this often",
             )
