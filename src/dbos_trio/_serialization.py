@@ -21,11 +21,13 @@ from __future__ import annotations
 import base64
 import json
 import pickle
+import traceback
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
 
+from dbos_trio._core.pickled import TRACEBACK_ATTRIBUTE
 from dbos_trio.errors import DBOSPayloadError, PortableWorkflowError
 
 PICKLE = "py_pickle"
@@ -217,6 +219,8 @@ class Codec:
     def encode_error(self, error: BaseException, fmt: str) -> str:
         if fmt == PORTABLE_JSON:
             return _PORTABLE.serialize(portable_error_envelope(error))
+        if fmt == PICKLE:
+            keep_tracebacks(error)
         try:
             return self._serializer_for(fmt).serialize(error)
         except Exception:
@@ -268,3 +272,25 @@ def portable_error_envelope(error: BaseException) -> dict[str, Any]:
                 envelope["data"] = str(getattr(error, attribute))
             break
     return envelope
+
+
+# The longest traceback text kept with a recorded error (its end, where it was raised).
+MAX_TRACEBACK_CHARS = 8_000
+
+
+def keep_tracebacks(error: BaseException) -> None:
+    """Store the traceback text of ``error`` — and of the errors it holds, a retries error's
+    attempts — in its own state (:data:`~dbos_trio._core.pickled.TRACEBACK_ATTRIBUTE`), so
+    that it travels inside the pickle: any process can read it back without the
+    application's classes and without unpickling (:mod:`dbos_trio._core.pickled`), while
+    the row keeps exactly the format the official SDKs read (for them, one more attribute).
+    An error that has one already, or no traceback, or no ``__dict__``, is left as it is."""
+    held = getattr(error, "errors", None)
+    for one in [error, *(held if isinstance(held, list | tuple) else [])]:
+        if not isinstance(one, BaseException) or one.__traceback__ is None:
+            continue
+        state = getattr(one, "__dict__", None)
+        if not isinstance(state, dict) or TRACEBACK_ATTRIBUTE in state:
+            continue
+        text = "".join(traceback.format_exception(one))
+        state[TRACEBACK_ATTRIBUTE] = text[-MAX_TRACEBACK_CHARS:]
