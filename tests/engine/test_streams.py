@@ -19,7 +19,8 @@ from dbos_trio._sysdb.wakeups import stream_key
 
 from support.backends import execute, query, steps_of
 from support.dbos_fixtures import reexecute
-from support.time_fixtures import Stopwatch, running, wait_for_waiter, waiting_on
+from support.time_fixtures import running, wait_for_waiter, waiting_on
+from support.waiting import HANG_GUARD
 
 
 async def read_all(dbos: DBOS, workflow_id: str, key: str) -> list[Any]:
@@ -30,6 +31,7 @@ async def test_ten_values_then_close_are_read_in_order_while_and_after_they_are_
     new_dbos: Callable[..., DBOS], db_url: str, notify: bool
 ) -> None:
     dbos = new_dbos(use_listen_notify=notify)
+    release = trio.Event()
 
     @dbos.workflow()
     async def writer(n: int) -> str:
@@ -37,16 +39,18 @@ async def test_ten_values_then_close_are_read_in_order_while_and_after_they_are_
             await dbos.write_stream("s", {"i": i})
             await trio.sleep(0.01)
         await dbos.close_stream("s")
-        await trio.sleep(0.5)  # still running after the close: the marker ends the read
+        await release.wait()  # still running after the close: the marker ends the read
         return "done"
 
     async with running(dbos):
         workflow_id = str(uuid.uuid4())
-        clock = Stopwatch()
         with SetWorkflowID(workflow_id):
             handle = await dbos.start_workflow(writer, 10)
-        assert await read_all(dbos, workflow_id, "s") == [{"i": i} for i in range(10)]
-        assert clock() < 0.5  # it stopped at the close marker, before the writer ended
+        with trio.fail_after(HANG_GUARD):
+            assert await read_all(dbos, workflow_id, "s") == [{"i": i} for i in range(10)]
+        # It stopped at the close marker: the writer cannot end before this release.
+        assert (await handle.get_status()).status == "PENDING"
+        release.set()
         assert await handle.get_result() == "done"
         assert await read_all(dbos, workflow_id, "s") == [{"i": i} for i in range(10)]
 
@@ -135,7 +139,7 @@ async def test_a_never_closed_stream_of_a_finished_workflow_ends_after_its_last_
 
 
 async def test_a_reader_blocked_on_an_open_stream_stops_soon_after_the_writer_finishes(
-    new_dbos: Callable[..., DBOS], notify: bool
+    new_dbos: Callable[..., DBOS], notify: bool, wakeup_waits: list[tuple[str, float]]
 ) -> None:
     dbos = new_dbos(use_listen_notify=notify)
 
@@ -146,10 +150,12 @@ async def test_a_reader_blocked_on_an_open_stream_stops_soon_after_the_writer_fi
 
     async with running(dbos):
         handle = await dbos.start_workflow(writer)
-        clock = Stopwatch()
-        assert await read_all(dbos, handle.workflow_id, "s") == ["only"]
+        with trio.fail_after(HANG_GUARD):
+            assert await read_all(dbos, handle.workflow_id, "s") == ["only"]
         # Termination has no notification: the reader re-checks at least every second.
-        assert clock() < 0.5 + 1.3
+        key = stream_key(handle.workflow_id, "s")
+        rechecks = [timeout for k, timeout in wakeup_waits if k == key]
+        assert rechecks and all(timeout <= 1.0 for timeout in rechecks), rechecks
         await handle.get_result()
 
 

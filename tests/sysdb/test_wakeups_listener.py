@@ -32,13 +32,12 @@ from dbos_trio._sysdb.wakeups import WakeupRegistry, event_key, message_key, str
 from support.backends import execute, query
 from support.time_fixtures import (
     NotifyWatcher,
-    Stopwatch,
     listener_backend_pid,
     postgres_backend,
     running,
     wait_for_waiter,
 )
-from support.waiting import wait_until
+from support.waiting import HANG_GUARD, wait_until
 
 pytestmark = pytest.mark.postgres_only_module(
     "LISTEN/NOTIFY, its triggers and pg_terminate_backend"
@@ -70,7 +69,7 @@ async def test_waiters_stretch_their_recheck_only_once_the_self_test_came_back(
 
 
 async def test_ids_and_keys_containing_colons_are_delivered_across_processes(
-    new_dbos: Callable[..., DBOS],
+    new_dbos: Callable[..., DBOS], glacial_polling: float
 ) -> None:
     writer = new_dbos(executor_id="writer")
     reader = new_dbos(executor_id="reader")
@@ -87,22 +86,21 @@ async def test_ids_and_keys_containing_colons_are_delivered_across_processes(
         got: list[Any] = []
 
         async def read() -> None:
-            got.append(await reader.get_event("a::b", "c::d", timeout_seconds=10))
+            got.append(await reader.get_event("a::b", "c::d", timeout_seconds=glacial_polling))
 
-        clock = Stopwatch()
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(read)
-            await wait_for_waiter(reader, event_key("a::b", "c::d"))
-            await trio.sleep(0.1)
-            clock.restart()
-            go.set()
+        # The reader's next look is ten minutes away: only the NOTIFY wakes it in time.
+        with trio.fail_after(HANG_GUARD):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(read)
+                await wait_for_waiter(reader, event_key("a::b", "c::d"))
+                await trio.sleep(0.1)
+                go.set()
         assert got == ["value"]
-        assert clock() < 0.5
         await handle.get_result()
 
 
 async def test_after_its_backend_is_terminated_the_listener_wakes_waiters_and_delivers_again(
-    new_dbos: Callable[..., DBOS], db_url: str
+    new_dbos: Callable[..., DBOS], db_url: str, glacial_polling: float
 ) -> None:
     writer = new_dbos(executor_id="writer", use_listen_notify=True)
     reader = new_dbos(executor_id="reader", use_listen_notify=True)
@@ -124,38 +122,37 @@ async def test_after_its_backend_is_terminated_the_listener_wakes_waiters_and_de
         assert listening[0][0].startswith("LISTEN")
 
         handle = await writer.start_workflow(setter)
-        got: dict[str, tuple[Any, float]] = {}
+        got: dict[str, Any] = {}
 
         async def read(key: str) -> None:
-            value = await reader.get_event(handle.workflow_id, key, timeout_seconds=30)
-            got[key] = (value, trio.current_time())
+            got[key] = await reader.get_event(
+                handle.workflow_id, key, timeout_seconds=glacial_polling
+            )
 
-        async with trio.open_nursery() as nursery:
-            # A waiter in a long, notification-driven wait (60 s re-check) ...
-            nursery.start_soon(read, "k1")
-            await wait_for_waiter(reader, event_key(handle.workflow_id, "k1"))
-            await trio.sleep(0.1)
-            # ... loses its listener; the value is set while nobody listens.
-            assert await query(db_url, "SELECT pg_terminate_backend(%s)", pid) == [(True,)]
-            await wait_until(lambda: not listener.delivering, timeout=5)
-            clock = Stopwatch()
-            gates["k1"].set()
-        value, _ = got["k1"]
-        assert value == "k1-value"
-        assert clock() < 2.5  # woken by the loss / the reconnect, not after 60 s
+        # Waiters look at the database again only every ten minutes: within the guard,
+        # only the listener (its loss and reconnect, or a NOTIFY) can wake them.
+        with trio.fail_after(HANG_GUARD):
+            async with trio.open_nursery() as nursery:
+                # A waiter in a long, notification-driven wait ...
+                nursery.start_soon(read, "k1")
+                await wait_for_waiter(reader, event_key(handle.workflow_id, "k1"))
+                await trio.sleep(0.1)
+                # ... loses its listener; the value is set while nobody listens.
+                assert await query(db_url, "SELECT pg_terminate_backend(%s)", pid) == [(True,)]
+                await wait_until(lambda: not listener.delivering, timeout=HANG_GUARD)
+                gates["k1"].set()
+        assert got["k1"] == "k1-value"  # woken by the loss / the reconnect
 
-        await wait_until(lambda: listener.delivering, timeout=5)
+        await wait_until(lambda: listener.delivering, timeout=HANG_GUARD)
         assert listener.connections == 2
         assert listener.backend_pid not in (None, pid)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(read, "k2")
-            await wait_for_waiter(reader, event_key(handle.workflow_id, "k2"))
-            await trio.sleep(0.1)
-            set_at = trio.current_time()
-            gates["k2"].set()
-        value, read_at = got["k2"]
-        assert value == "k2-value"
-        assert read_at - set_at < 0.5  # notifications arrive again
+        with trio.fail_after(HANG_GUARD):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(read, "k2")
+                await wait_for_waiter(reader, event_key(handle.workflow_id, "k2"))
+                await trio.sleep(0.1)
+                gates["k2"].set()
+        assert got["k2"] == "k2-value"  # notifications arrive again
         await handle.get_result()
 
 
@@ -336,7 +333,7 @@ async def _no_listener(url: str) -> bool:
 
 
 async def test_without_the_messages_trigger_waiters_keep_re_checking_every_second(
-    make_dbos: Callable[..., DBOS], dbos_url: str
+    make_dbos: Callable[..., DBOS], dbos_url: str, wakeup_waits: list[tuple[str, float]]
 ) -> None:
     """A database first migrated with ``use_listen_notify=False`` has no trigger to NOTIFY
     receivers of messages: LISTEN works, but recv must not wait 60 s between looks."""
@@ -360,7 +357,10 @@ async def test_without_the_messages_trigger_waiters_keep_re_checking_every_secon
         handle = await receiver_app.start_workflow(receiver)
         await wait_for_waiter(receiver_app, message_key(handle.workflow_id, "t"))
         await trio.sleep(0.1)
-        clock = Stopwatch()
         await sender_app.send(handle.workflow_id, "polled", "t")
-        assert await handle.get_result() == "polled"
-        assert clock() < 1.5
+        with trio.fail_after(HANG_GUARD):
+            assert await handle.get_result() == "polled"
+        # Found by a re-check: every wait of the receiver was a second at most, never 60 s.
+        key = message_key(handle.workflow_id, "t")
+        rechecks = [timeout for k, timeout in wakeup_waits if k == key]
+        assert rechecks and all(timeout <= POLLING_RECHECK_SECONDS for timeout in rechecks)
