@@ -16,6 +16,13 @@ from typing import Any
 import attrs
 
 from dbos_trio._core.moments import invalid_time, moment_of
+from dbos_trio._core.pickled import (
+    TRACEBACK_ATTRIBUTE,
+    ErrorReading,
+    RaisedError,
+    one_line,
+    read_pickled_error,
+)
 from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus
 
 # Steps whose stored output is a wake-up time in epoch *seconds* (engine/sleep.py).
@@ -117,6 +124,60 @@ def shown_value(value: Any, raw: bool) -> str:
     return repr(value)
 
 
+def read_error(value: Any) -> ErrorReading | None:
+    """What is known of a recorded error: from the exception itself when it was decoded,
+    else from its pickle's opcodes (:mod:`dbos_trio._core.pickled`: nothing is unpickled, so
+    no --allow-pickle is needed and the application's classes need not be importable)."""
+    if isinstance(value, BaseException):
+        held = getattr(value, "errors", None)
+        nested = held if isinstance(held, list) else []
+        return ErrorReading(
+            error=_raised(value),
+            nested=tuple(_raised(e) for e in nested if isinstance(e, BaseException)),
+        )
+    if isinstance(value, str):
+        return read_pickled_error(value)
+    return None
+
+
+def _raised(error: BaseException) -> RaisedError:
+    kind = type(error)
+    message = getattr(error, "message", None)
+    if not isinstance(message, str):
+        message = str(error.args[0]) if len(error.args) == 1 else str(error) or None
+    traceback = getattr(error, TRACEBACK_ATTRIBUTE, None)
+    return RaisedError(
+        type_name=f"{kind.__module__}.{kind.__qualname__}",
+        message=message,
+        traceback=traceback if isinstance(traceback, str) else None,
+    )
+
+
+def error_summary(value: Any, raw: bool) -> str:
+    """One line for a recorded error: ``Type: message``, read without unpickling."""
+    reading = read_error(value)
+    return reading.summary() if reading is not None else shown_value(value, raw)
+
+
+def error_details(value: Any) -> list[str]:
+    """The lines under a recorded error: each attempt of a step that ran out of retries,
+    and the traceback of the error (or of the last attempt), indented."""
+    reading = read_error(value)
+    if reading is None:
+        return []
+    lines: list[str] = []
+    if reading.nested:
+        lines.append("attempts:")
+        lines += [f"  {n}. {one_line(e)}" for n, e in enumerate(reading.nested, 1)]
+    traceback = reading.error.traceback or next(
+        (e.traceback for e in reversed(reading.nested) if e.traceback), None
+    )
+    if traceback:
+        lines.append("traceback:")
+        lines += ["  " + line for line in traceback.rstrip().splitlines()]
+    return lines
+
+
 def step_output(step: StepInfo, raw: bool = False) -> str:
     """A step's output; a durable sleep's wake-up time (epoch seconds) as a time."""
     if step.output is None:
@@ -141,7 +202,7 @@ def steps_table(steps: Sequence[StepInfo], raw: bool = False) -> str:
                 when(s.started_at_epoch_ms),
                 span(s.started_at_epoch_ms, s.completed_at_epoch_ms),
                 step_output(s, raw),
-                "" if s.error is None else shown_value(s.error, raw=False),
+                "" if s.error is None else error_summary(s.error, raw),
                 s.child_workflow_id or "",
             )
             for s in steps
@@ -191,13 +252,28 @@ def workflow_detail(status: WorkflowStatus, steps: Sequence[StepInfo], decoded: 
     if status.output is not None:
         lines.append(("output", shown_value(status.output, raw)))
     if status.error is not None:
-        lines.append(("error", shown_value(status.error, raw)))
+        lines.append(("error", error_summary(status.error, raw)))
     shown = [(key, value) for key, value in lines if value]
     width = max(len(key) for key, _ in shown)
     text = "\n".join(f"{key.ljust(width)}  {value}" for key, value in shown)
+    if status.error is not None:
+        text += "".join(f"\n{' ' * (width + 2)}{line}" for line in error_details(status.error))
     if not steps:
         return text + "\n\nno steps"
-    return f"{text}\n\nsteps ({len(steps)}):\n{steps_table(steps, raw)}"
+    return f"{text}\n\nsteps ({len(steps)}):\n{steps_table(steps, raw)}{failed_steps(steps)}"
+
+
+def failed_steps(steps: Sequence[StepInfo]) -> str:
+    """Under a steps table: for each failed step, its attempts and traceback."""
+    blocks = []
+    for step in steps:
+        details = [] if step.error is None else error_details(step.error)
+        if details:
+            blocks.append(
+                f"\nstep {step.function_id} ({step.function_name}) failed: "
+                f"{error_summary(step.error, raw=True)}\n" + "\n".join("  " + d for d in details)
+            )
+    return "\n" + "\n".join(blocks) if blocks else ""
 
 
 def _input_text(value: Any, raw: bool) -> str:

@@ -96,7 +96,7 @@ def _print_steps(args: argparse.Namespace, steps: list[StepInfo], raw: bool) -> 
     if args.json:
         print(json.dumps(cli_format.jsonable(steps), indent=2))
         return
-    print(cli_format.steps_table(steps, raw))
+    print(cli_format.steps_table(steps, raw) + cli_format.failed_steps(steps))
 
 
 def _client(args: argparse.Namespace) -> Client:
@@ -301,6 +301,10 @@ def _version() -> str:
         return "unknown"
 
 
+# Set to 1 to decode py_pickle payloads in every command (as --allow-pickle does).
+ALLOW_PICKLE_ENV = "DBOS_TRIO_ALLOW_PICKLE"
+
+
 def _parser() -> argparse.ArgumentParser:
     layout: dict[str, Any] = {
         "epilog": EXIT_CODES_HELP,
@@ -325,8 +329,11 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--allow-pickle",
         action="store_true",
+        default=os.environ.get(ALLOW_PICKLE_ENV, "").lower() in ("1", "true", "yes"),
         help="decode py_pickle payloads (unpickling runs code of whoever wrote them: only "
-        "for a database whose every writer you trust)",
+        f"for a database whose every writer you trust; ${ALLOW_PICKLE_ENV}=1 sets it for "
+        "every command). Errors are readable without it: their type, message, traceback and "
+        "attempts are read from the pickle without unpickling it",
     )
     # SUPPRESS: a subcommand's default must not undo a --debug given before it.
     common.add_argument(

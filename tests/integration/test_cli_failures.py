@@ -1,0 +1,47 @@
+"""Why a workflow failed, read from another process without trusting a pickle.
+
+The application (its own process, its exception class in ``__main__``) fails a queued
+workflow: a step raises ``PaymentDeclined`` three times. ``dbos-trio workflow get`` and
+``workflow steps``, in another process with no ``--allow-pickle`` and no way to import that
+class, show the error's type and message, each attempt, and the traceback down to the
+application's line.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from dbos_trio.testing import sqlite_url
+
+SCRIPT = Path(__file__).resolve().parents[1] / "support" / "scripts" / "failing_checkout.py"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dbos_trio.cli", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_a_failed_workflows_cause_attempts_and_traceback_are_shown_without_unpickling(
+    tmp_path: Path,
+) -> None:
+    url = sqlite_url(tmp_path / "shop.sqlite")
+    ran = subprocess.run(
+        [sys.executable, str(SCRIPT), url], capture_output=True, text=True, timeout=60
+    )
+    assert "failed: DBOSMaxStepRetriesExceeded" in ran.stdout, ran.stderr
+    shown = cli("workflow", "get", "order-1", "-s", url)
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
+    assert "DBOSMaxStepRetriesExceeded: Step charge has exceeded its maximum of 3 retries" in text
+    # Three attempts under the workflow's error, and again under the failed step.
+    assert text.count("__main__.PaymentDeclined: card declined for order-1") == 6
+    assert "attempts:" in text and "traceback:" in text
+    assert 'raise PaymentDeclined(f"card declined for {order}")' in text
+    assert "gASV" not in text.split("error", 1)[1]  # no base64 in the error and what follows
+    steps = cli("workflow", "steps", "order-1", "-s", url)
+    assert steps.returncode == 0, steps.stderr
+    assert "step 2 (charge) failed: DBOSMaxStepRetriesExceeded" in steps.stdout
+    assert "3. __main__.PaymentDeclined: card declined for order-1" in steps.stdout
