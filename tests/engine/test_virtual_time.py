@@ -1,7 +1,11 @@
 """Time discipline, dynamically: under ``MockClock(rate=10)`` — virtual time running ten
 times faster than real time, *not* the autojump clock, under which a task waiting on a
-PostgreSQL socket counts as idle — durable sleeps and timeouts take a tenth of their
-nominal real time and are recorded in the clock's epoch.
+PostgreSQL socket counts as idle — durable sleeps and timeouts follow Trio's clock and are
+recorded in the clock's epoch.
+
+Nothing here bounds real time: the tests jump the clock an hour ahead, so that a sleep or
+a timeout that waited on the wall clock instead would take that hour, far past the hang
+guard.
 
 The static check, that the library reads time only through Trio's clock, is
 ``tests/unit/test_time_discipline.py``.
@@ -18,9 +22,15 @@ import trio
 import trio.testing
 
 from dbos_trio import DBOS
+from dbos_trio._sysdb.wakeups import event_key, message_key
 
 from support.backends import query, status_row
 from support.time_fixtures import running
+from support.waiting import HANG_GUARD, wait_until
+
+HOUR = 3600.0
+# The hang guard in virtual seconds: at ten times real time, HANG_GUARD real seconds.
+GUARD = 10 * HANG_GUARD
 
 
 @pytest.fixture
@@ -40,15 +50,17 @@ async def test_a_durable_sleep_follows_the_trio_clock(
         return "woke"
 
     async with running(dbos):
-        real_start, trio_start = time.monotonic(), trio.current_time()
+        # Virtual time an hour ahead of the wall clock: a sleep that waited on the wall
+        # clock would end an hour from now.
+        fast_clock.jump(HOUR)
+        trio_start = trio.current_time()
         handle = await dbos.start_workflow(sleeper)
-        assert await handle.get_result() == "woke"
-        real_elapsed = time.monotonic() - real_start
+        with trio.fail_after(GUARD):
+            assert await handle.get_result() == "woke"
         trio_elapsed = trio.current_time() - trio_start
         wall_now = time.time()
 
     assert trio_elapsed >= 5.0
-    assert 0.4 < real_elapsed < 2.0  # a tenth of the nominal 5 s (plus round trips)
     [(output, started_at, completed_at)] = await query(
         db_url,
         "SELECT output, started_at_epoch_ms, completed_at_epoch_ms FROM {t}operation_outputs "
@@ -62,11 +74,13 @@ async def test_a_durable_sleep_follows_the_trio_clock(
     row = await status_row(db_url, handle.workflow_id)
     assert row["updated_at"] - row["created_at"] >= 5000
     # ... which ran ahead of the wall clock: the sleep did not wait for real time.
-    assert wake - wall_now > 3.0
+    assert wake - wall_now > HOUR / 2
 
 
 async def test_recv_and_get_event_timeouts_and_fallback_polling_follow_the_trio_clock(
-    fast_clock: trio.testing.MockClock, new_dbos: Callable[..., DBOS]
+    fast_clock: trio.testing.MockClock,
+    new_dbos: Callable[..., DBOS],
+    wakeup_waits: list[tuple[str, float]],
 ) -> None:
     writer = new_dbos(use_listen_notify=False, executor_id="writer")
     reader = new_dbos(use_listen_notify=False, executor_id="reader")
@@ -74,22 +88,41 @@ async def test_recv_and_get_event_timeouts_and_fallback_polling_follow_the_trio_
 
     @writer.workflow()
     async def receiver() -> object:
-        return await writer.recv("t", timeout_seconds=3)
+        return await writer.recv("t", timeout_seconds=HOUR)
 
     @writer.workflow()
     async def setter() -> None:
         await go.wait()
         await writer.set_event("k", "v")
 
-    async with running(writer), running(reader):
-        real_start = time.monotonic()
-        handle = await writer.start_workflow(receiver)
-        assert await handle.get_result() is None
-        assert 0.25 < time.monotonic() - real_start < 1.5  # 3 virtual seconds
+    async def waiting_with_a_deadline(key: str) -> None:
+        """Once the waiter on ``key`` waits (its deadline is set): only then may the clock
+        jump, or the deadline would be set an hour later."""
+        await wait_until(lambda: any(k == key for k, _ in wakeup_waits))
 
-        real_start = time.monotonic()
-        assert await reader.get_event("nobody", "k", timeout_seconds=3) is None
-        assert 0.25 < time.monotonic() - real_start < 1.5
+    async with running(writer), running(reader):
+        # An hour's timeout, once the clock jumps an hour: a timeout on the wall clock
+        # would still have an hour to go.
+        handle = await writer.start_workflow(receiver)
+        await waiting_with_a_deadline(message_key(handle.workflow_id, "t"))
+        fast_clock.jump(HOUR)
+        with trio.fail_after(GUARD):
+            assert await handle.get_result() is None
+
+        got: list[object] = []
+        returned = trio.Event()
+
+        async def get_nothing() -> None:
+            got.append(await reader.get_event("nobody", "k", timeout_seconds=HOUR))
+            returned.set()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(get_nothing)
+            await waiting_with_a_deadline(event_key("nobody", "k"))
+            fast_clock.jump(HOUR)
+            with trio.fail_after(GUARD):  # entered after the jump, which it would not survive
+                await returned.wait()
+        assert got == [None]
 
         # With notifications off another executor is found by its 1 s (virtual) re-check.
         handle = await writer.start_workflow(setter)
@@ -100,7 +133,10 @@ async def test_recv_and_get_event_timeouts_and_fallback_polling_follow_the_trio_
                 go.set()
 
             nursery.start_soon(set_soon)
-            real_start = time.monotonic()
-            assert await reader.get_event(handle.workflow_id, "k", timeout_seconds=30) == "v"
-            assert time.monotonic() - real_start < 1.0  # 2 + at most 1 virtual seconds
+            with trio.fail_after(GUARD):
+                assert await reader.get_event(handle.workflow_id, "k", timeout_seconds=30) == "v"
+        # Found by re-checks a (virtual) second apart at most, the only way across executors.
+        key = event_key(handle.workflow_id, "k")
+        rechecks = [timeout for k, timeout in wakeup_waits if k == key]
+        assert rechecks and all(timeout <= 1.0 for timeout in rechecks), rechecks
         await handle.get_result()
