@@ -76,6 +76,21 @@ class ErrorReading:
         ``__main__.PaymentDeclined``)."""
         return one_line(self.error)
 
+    def details(self) -> list[str]:
+        """The lines under the summary: each nested error (a retries error's attempts),
+        then the traceback of the error or, if it has none, of its last attempt."""
+        lines: list[str] = []
+        if self.nested:
+            lines.append("attempts:")
+            lines += [f"  {n}. {one_line(e)}" for n, e in enumerate(self.nested, 1)]
+        traceback = self.error.traceback or next(
+            (e.traceback for e in reversed(self.nested) if e.traceback), None
+        )
+        if traceback:
+            lines.append("traceback:")
+            lines += ["  " + line for line in traceback.rstrip().splitlines()]
+        return lines
+
 
 def one_line(error: RaisedError) -> str:
     name = error.type_name.removeprefix("builtins.").removeprefix("dbos_trio.")
@@ -186,3 +201,32 @@ def _after(texts: list[str], key: str, *, last: bool = False) -> str | None:
             if not last:
                 return found
     return found
+
+
+def read_error(value: Any) -> ErrorReading | None:
+    """What is known of a recorded error: from the exception itself when it was decoded,
+    else from its pickle's opcodes (nothing is unpickled, so the application's classes need
+    not be importable and no trust in the database is needed)."""
+    if isinstance(value, BaseException):
+        held = getattr(value, "errors", None)
+        nested = held if isinstance(held, list) else []
+        return ErrorReading(
+            error=_raised(value),
+            nested=tuple(_raised(e) for e in nested if isinstance(e, BaseException)),
+        )
+    if isinstance(value, str):
+        return read_pickled_error(value)
+    return None
+
+
+def _raised(error: BaseException) -> RaisedError:
+    kind = type(error)
+    message = getattr(error, "message", None)
+    if not isinstance(message, str):
+        message = str(error.args[0]) if len(error.args) == 1 else str(error) or None
+    traceback = getattr(error, TRACEBACK_ATTRIBUTE, None)
+    return RaisedError(
+        type_name=f"{kind.__module__}.{kind.__qualname__}",
+        message=message,
+        traceback=traceback if isinstance(traceback, str) else None,
+    )

@@ -16,13 +16,7 @@ from typing import Any
 import attrs
 
 from dbos_trio._core.moments import invalid_time, moment_of
-from dbos_trio._core.pickled import (
-    TRACEBACK_ATTRIBUTE,
-    ErrorReading,
-    RaisedError,
-    one_line,
-    read_pickled_error,
-)
+from dbos_trio._core.pickled import read_error
 from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus
 
 # Steps whose stored output is a wake-up time in epoch *seconds* (engine/sleep.py).
@@ -124,35 +118,6 @@ def shown_value(value: Any, raw: bool) -> str:
     return repr(value)
 
 
-def read_error(value: Any) -> ErrorReading | None:
-    """What is known of a recorded error: from the exception itself when it was decoded,
-    else from its pickle's opcodes (:mod:`dbos_trio._core.pickled`: nothing is unpickled, so
-    no --allow-pickle is needed and the application's classes need not be importable)."""
-    if isinstance(value, BaseException):
-        held = getattr(value, "errors", None)
-        nested = held if isinstance(held, list) else []
-        return ErrorReading(
-            error=_raised(value),
-            nested=tuple(_raised(e) for e in nested if isinstance(e, BaseException)),
-        )
-    if isinstance(value, str):
-        return read_pickled_error(value)
-    return None
-
-
-def _raised(error: BaseException) -> RaisedError:
-    kind = type(error)
-    message = getattr(error, "message", None)
-    if not isinstance(message, str):
-        message = str(error.args[0]) if len(error.args) == 1 else str(error) or None
-    traceback = getattr(error, TRACEBACK_ATTRIBUTE, None)
-    return RaisedError(
-        type_name=f"{kind.__module__}.{kind.__qualname__}",
-        message=message,
-        traceback=traceback if isinstance(traceback, str) else None,
-    )
-
-
 def error_summary(value: Any, raw: bool) -> str:
     """One line for a recorded error: ``Type: message``, read without unpickling."""
     reading = read_error(value)
@@ -163,19 +128,7 @@ def error_details(value: Any) -> list[str]:
     """The lines under a recorded error: each attempt of a step that ran out of retries,
     and the traceback of the error (or of the last attempt), indented."""
     reading = read_error(value)
-    if reading is None:
-        return []
-    lines: list[str] = []
-    if reading.nested:
-        lines.append("attempts:")
-        lines += [f"  {n}. {one_line(e)}" for n, e in enumerate(reading.nested, 1)]
-    traceback = reading.error.traceback or next(
-        (e.traceback for e in reversed(reading.nested) if e.traceback), None
-    )
-    if traceback:
-        lines.append("traceback:")
-        lines += ["  " + line for line in traceback.rstrip().splitlines()]
-    return lines
+    return [] if reading is None else reading.details()
 
 
 def step_output(step: StepInfo, raw: bool = False) -> str:

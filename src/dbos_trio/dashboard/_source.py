@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import attrs
 
 from dbos_trio._core.filters import normalize_filters
+from dbos_trio._core.pickled import read_error
 from dbos_trio._core.statuses import ALL_STATUSES, CANCELLABLE_STATUSES
 from dbos_trio._engine.schedules import definitions as schedules
 from dbos_trio._engine.schedules.definitions import WorkflowSchedule
@@ -113,6 +114,12 @@ class Source:
     def show(self, raw: str | None, fmt: str | None, kind: str = "value") -> Shown | None:
         if raw is None:
             return None
+        if kind == "error" and fmt == PICKLE:
+            # Read from the pickle's opcodes, never unpickled: the type, message, attempts
+            # and traceback, whatever the setting and whoever's the class.
+            reading = read_error(raw)
+            if reading is not None:
+                return Shown("\n".join([reading.summary(), *reading.details()]), True)
         if fmt == PICKLE and not self.allow_pickle:
             return Shown(raw, False, "pickled: shown as stored (start with --allow-pickle)")
         try:
@@ -121,7 +128,9 @@ class Source:
                 return Shown(_text({"args": list(args), "kwargs": kwargs}), True)
             if kind == "error":
                 error = self.codec.decode_error(raw, fmt)
-                return Shown(f"{type(error).__name__}: {error}", True)
+                reading = read_error(error)
+                assert reading is not None
+                return Shown("\n".join([reading.summary(), *reading.details()]), True)
             return Shown(_text(self.codec.decode(raw, fmt)), True)
         except Exception as error:
             return Shown(raw, False, f"not decoded: {error}")
