@@ -8,6 +8,7 @@ libraries inside steps in :mod:`dbos_trio.aio`; the web dashboard in
 between releases. docs/architecture.md maps where each concern lives.
 """
 
+# ruff: noqa: I001 — grouped by concern (as __all__), not alphabetically.
 from dbos_trio import _moved
 
 _moved.install()  # before anything can unpickle a row written under an older module path
@@ -15,40 +16,11 @@ _moved.install()  # before anything can unpickle a row written under an older mo
 # ruff: noqa: E402 — the imports below come after the finder is installed, on purpose.
 
 # Launching an executor, and its configuration.
-# Reaching a system database from another process.
-from dbos_trio._client import Client, ClientDebouncer, ClientWorkflowHandle, EnqueueOptions
 from dbos_trio._config import Config
+from dbos_trio._dbos import DBOS
 
-# Queues.
-from dbos_trio._core.admission import RateLimit
-
-# Listing, retention and versions.
-from dbos_trio._core.filters import ListFilters
-from dbos_trio._core.retention import RetentionPolicy
-from dbos_trio._datasource import TransactionConnection
-
-# Schedules and debouncing.
-# Transactions on the application's own database.
-from dbos_trio._dbos import DBOS, Datasource, Debouncer
-from dbos_trio._engine.admin.retention import GarbageCollection
-
-# Durable primitives with an argument type of their own.
-from dbos_trio._engine.durable.send_many import SendMessage
-
-# Logs.
-from dbos_trio._engine.observability.logs import (
-    DBOSContextFilter,
-    JSONFormatter,
-    configure_logging,
-    logger,
-)
-from dbos_trio._engine.schedules.definitions import (
-    ClientScheduleInput,
-    ScheduleInput,
-    WorkflowSchedule,
-)
-
-# Workflows and steps: options for the next start, handles, what is stored about them.
+# Workflows and steps: options for the next start, handles, what is stored about them,
+# and what a failure hook receives.
 from dbos_trio._engine.workflows.handle import WorkflowHandle
 from dbos_trio._engine.workflows.options import (
     SetEnqueueOptions,
@@ -58,13 +30,47 @@ from dbos_trio._engine.workflows.options import (
 )
 from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus
 from dbos_trio._engine.workflows.step_status import StepStatus
-from dbos_trio._exports import fixup_module_metadata
-from dbos_trio._queue import Queue
+from dbos_trio._engine.observability.failures import WorkflowFailure
 from dbos_trio._registry import DBOSConfiguredInstance
+
+# Durable primitives with an argument type of their own.
+from dbos_trio._engine.durable.send_many import SendMessage
+
+# Queues.
+from dbos_trio._core.admission import RateLimit
+from dbos_trio._queue import Queue
+
+# Schedules and debouncing.
+from dbos_trio._dbos import Debouncer
+from dbos_trio._engine.schedules.definitions import (
+    ClientScheduleInput,
+    ScheduleInput,
+    WorkflowSchedule,
+)
+
+# Reaching a system database from another process.
+from dbos_trio._client import Client, ClientDebouncer, ClientWorkflowHandle, EnqueueOptions
+
+# Listing, retention and versions.
+from dbos_trio._core.filters import ListFilters
+from dbos_trio._core.retention import RetentionPolicy
+from dbos_trio._engine.admin.retention import GarbageCollection
+from dbos_trio._sysdb.records import ApplicationVersion
+
+# Transactions on the application's own database.
+from dbos_trio._dbos import Datasource
+from dbos_trio._datasource import TransactionConnection
 
 # Payload formats.
 from dbos_trio._serialization import PickleSerializer, PortableJSONSerializer, Serializer
-from dbos_trio._sysdb.records import ApplicationVersion
+
+# Logs.
+from dbos_trio._engine.observability.logs import (
+    DBOSContextFilter,
+    JSONFormatter,
+    configure_logging,
+    logger,
+)
 
 # Errors (also importable from dbos_trio.errors).
 from dbos_trio.errors import (
@@ -111,6 +117,8 @@ from dbos_trio.errors import (
     UnexpectedDatabaseError,
 )
 
+from dbos_trio._exports import fixup_module_metadata
+
 __all__ = [  # noqa: RUF022 — grouped by concern, as the imports above
     # launching
     "DBOS",
@@ -125,6 +133,7 @@ __all__ = [  # noqa: RUF022 — grouped by concern, as the imports above
     "StepStatus",
     "WorkflowHandle",
     "WorkflowStatus",
+    "WorkflowFailure",
     "SendMessage",
     # queues
     "Queue",

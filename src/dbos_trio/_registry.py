@@ -131,6 +131,8 @@ class Registry:
         self.schedules: dict[str, DeclaredSchedule] = {}
         # Opened at launch after the system database, closed at shutdown before it.
         self.resources: list[LaunchResource] = []
+        # Called after a workflow's failure is recorded (engine/observability/failures.py).
+        self.failure_hooks: list[Callable[[Any], Awaitable[None]]] = []
 
     @property
     def frozen(self) -> bool:
@@ -170,6 +172,10 @@ class Registry:
     def add_resource(self, resource: LaunchResource, what: str) -> None:
         self._check_open(what)
         self.resources.append(resource)
+
+    def add_failure_hook(self, hook: Callable[[Any], Awaitable[None]]) -> None:
+        self._check_open(f"failure hook {getattr(hook, '__qualname__', hook)!r}")
+        self.failure_hooks.append(hook)
 
     def find(self, name: str) -> RegisteredWorkflow | None:
         return self._workflows.get(name)

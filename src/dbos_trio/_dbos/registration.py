@@ -13,6 +13,7 @@ from dbos_trio._core import validate
 from dbos_trio._core.admission import QueueConfig, RateLimit, validate_queue
 from dbos_trio._core.retry import MAX_RETRY_INTERVAL_SECONDS, RetryPolicy
 from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.observability.failures import WorkflowFailure
 from dbos_trio._engine.queues.stored import OnConflict, check_on_conflict
 from dbos_trio._engine.workflows import children
 from dbos_trio._engine.workflows.step import StepOptions, run_step
@@ -194,3 +195,21 @@ class Registration(DBOSBase):
         self._queues[name] = config
         self._queue_on_conflict[name] = on_conflict
         return Queue(self._slot, config)
+
+    def on_failure(
+        self, hook: Callable[[WorkflowFailure], Awaitable[None]]
+    ) -> Callable[[WorkflowFailure], Awaitable[None]]:
+        """Register ``hook`` (an ``async def`` taking a :class:`~dbos_trio.WorkflowFailure`)
+        to be called, before launch, as a decorator or a plain call.
+
+        Called once for each workflow this executor records as ERROR, or parks as
+        MAX_RECOVERY_ATTEMPTS_EXCEEDED — after the outcome is durable, in a task of the
+        executor's nursery, never in the workflow: an alert, a page, a ticket. What it
+        raises is logged and contained (the workflow, its callers and the other hooks are
+        not affected); at shutdown it is cancelled like every task of the executor. A
+        plain ``def`` raises ``TypeError`` here; after launch, ``DBOSException``.
+        """
+        if not inspect.iscoroutinefunction(hook):
+            raise TypeError(f"a failure hook must be an async def, not {hook!r}")
+        self._registry.add_failure_hook(hook)
+        return hook

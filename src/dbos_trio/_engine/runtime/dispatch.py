@@ -22,7 +22,8 @@ import typing
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from dbos_trio._core.statuses import ERROR
+from dbos_trio._core.statuses import ERROR, MAX_RECOVERY_ATTEMPTS_EXCEEDED
+from dbos_trio._engine.observability.failures import WorkflowFailure, failed
 from dbos_trio._engine.workflows.execution import run_detached
 from dbos_trio._engine.workflows.start import ExecutionPlan
 from dbos_trio._registry import DBOSConfiguredInstance, RegisteredWorkflow
@@ -111,12 +112,27 @@ async def dispatch(executor: Executor, claimed: ClaimedWorkflow, owner_xid: str)
             if executor.metrics is not None:
                 executor.metrics.dead_lettered(claimed.name)
             logger.warning(
-                "workflow %s exceeded %d recovery attempts: parked as "
-                "MAX_RECOVERY_ATTEMPTS_EXCEEDED",
+                "workflow %s (%s) exceeded %d recovery attempts: parked as "
+                "MAX_RECOVERY_ATTEMPTS_EXCEEDED (it crashed or was interrupted each time; "
+                "fix the cause, then dbos-trio workflow resume %s)",
                 workflow_id,
+                claimed.name,
                 limit,
+                workflow_id,
             )
             executor.wakeups.wake(outcome_key(workflow_id))
+            failed(
+                executor,
+                WorkflowFailure(
+                    workflow_id=workflow_id,
+                    workflow_name=claimed.name,
+                    status=MAX_RECOVERY_ATTEMPTS_EXCEEDED,
+                    error_type="",
+                    message=f"exceeded {limit} recovery attempts",
+                    queue_name=claimed.queue_name,
+                ),
+                executor.registry.failure_hooks,
+            )
         return
     try:
         bound = _bound_receiver(registered, claimed)

@@ -26,6 +26,7 @@ from dbos_trio._core.statuses import ERROR, SUCCESS
 from dbos_trio._engine.admin.management import cancel_workflows
 from dbos_trio._engine.admin.timeouts import cancel_expired
 from dbos_trio._engine.context import WorkflowContext, current_step, current_workflow
+from dbos_trio._engine.observability.failures import WorkflowFailure, failed
 from dbos_trio._engine.observability.hooks import carrier_of
 from dbos_trio._engine.workflows.checkpoint import encode_error
 from dbos_trio._engine.workflows.options import options_cleared
@@ -222,6 +223,18 @@ async def _finish(
         status=status, output=output, error=error, serialization=plan.serialization
     )
     if raised is not None:
+        failed(
+            executor,
+            WorkflowFailure(
+                workflow_id=plan.workflow_id,
+                workflow_name=plan.registered.name,
+                status=ERROR,
+                error_type=type(raised).__qualname__,
+                message=str(raised),
+                queue_name=plan.queue_name,
+            ),
+            executor.registry.failure_hooks,
+        )
         execution.raised = raised
         raise raised
     execution.returned = returned

@@ -25,7 +25,12 @@ import attrs
 import trio
 
 from dbos_trio._core.retry import RetryPolicy
-from dbos_trio._engine.context import StepContext, current_step, workflow_outside_steps
+from dbos_trio._engine.context import (
+    StepContext,
+    current_step,
+    current_workflow,
+    workflow_outside_steps,
+)
 from dbos_trio._engine.observability.hooks import Metrics, Tracing
 from dbos_trio._engine.workflows import checkpoint
 from dbos_trio._engine.workflows.checkpoint import Slot
@@ -97,6 +102,16 @@ async def _with_retries(
                         "step %s attempt %d failed, retrying: %r", options.name, attempt + 1, error
                     )
                 await trio.sleep(policy.delay_after(attempt))
+    last = errors[-1]
+    context = current_workflow.get()
+    logger.warning(
+        "step %s of workflow %s failed %d times, its maximum: giving up (last error %s: %s)",
+        options.name,
+        None if context is None else context.workflow_id,
+        policy.attempts,
+        type(last).__qualname__,
+        last,
+    )
     raise DBOSMaxStepRetriesExceeded(options.name, policy.attempts, errors)
 
 
