@@ -198,7 +198,7 @@ async def test_a_child_may_opt_out_of_its_parents_deadline(
 
 
 async def test_the_timeout_sweep_cancels_expired_workflows_whose_executor_is_gone(
-    new_dbos: Callable[..., DBOS], db_url: str
+    new_dbos: Callable[..., DBOS], db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     dbos = new_dbos()
 
@@ -214,7 +214,21 @@ async def test_the_timeout_sweep_cancels_expired_workflows_whose_executor_is_gon
         for workflow_id in ids.values():
             with SetWorkflowID(workflow_id):
                 await noop()
-        now_ms = dbos._require_executor("test").clock.now_ms()
+        executor = dbos._require_executor("test")
+        # Each pass of the sweep: whether it began after the rows below expired, and what
+        # it cancelled.
+        passes: list[tuple[bool, list[str]]] = []
+        expired_rows_written = False
+        sweep_timeouts = executor.sysdb.sweep_timeouts
+
+        async def recorded_pass(application_name: str, now_ms: int) -> list[str]:
+            began_after = expired_rows_written
+            cancelled = await sweep_timeouts(application_name, now_ms)
+            passes.append((began_after, cancelled))
+            return cancelled
+
+        monkeypatch.setattr(executor.sysdb, "sweep_timeouts", recorded_pass)
+        now_ms = executor.clock.now_ms()
         past, future = now_ms - 1000, now_ms + 3_600_000
         for name, status, owner, deadline, queue in [
             ("own", "PENDING", app, past, None),
@@ -234,6 +248,7 @@ async def test_the_timeout_sweep_cancels_expired_workflows_whose_executor_is_gon
                 queue,
                 ids[name],
             )
+        expired_rows_written = True
 
         async def swept() -> bool:
             statuses = [
@@ -242,9 +257,12 @@ async def test_the_timeout_sweep_cancels_expired_workflows_whose_executor_is_gon
             ]
             return statuses == ["CANCELLED"] * 3
 
-        clock = Stopwatch()
-        await wait_until(swept, timeout=5)
-        assert clock() < 1.5  # one sweep interval (1 s +-10 %) and change
+        await wait_until(swept, timeout=HANG_GUARD)
+        # The next pass cancelled them (the passes are one interval, 1 s +-10 %, apart):
+        # everything up to the first pass that began after they expired.
+        first_after = next(i for i, (after, _) in enumerate(passes) if after)
+        cancelled = {wid for _, cancelled in passes[: first_after + 1] for wid in cancelled}
+        assert cancelled == {ids["own"], ids["unclaimed"], ids["queued"]}
         assert (await status_row(db_url, ids["other"]))["status"] == "PENDING"
         assert (await status_row(db_url, ids["future"]))["status"] == "PENDING"
         queued = await status_row(db_url, ids["queued"])
@@ -324,14 +342,14 @@ async def test_a_workflow_cancelled_from_another_process_stops_at_its_next_check
             loops += 1
             await runner.sleep(0.1)
 
-    async with running(runner), running(operator):
+    # The runner's watcher and sweeps ten minutes apart: within the guard only its own
+    # next DBOS.sleep checkpoint, finding the row no longer owned, can stop the loop.
+    async with running(runner, sweeps_every=GLACIAL_RECHECK), running(operator):
         handle = await runner.start_workflow(looping)
         await wait_until(lambda: loops >= 2)
         await operator.cancel_workflow(handle.workflow_id)
-        clock = Stopwatch()
-        with pytest.raises(DBOSAwaitedWorkflowCancelledError):
+        with trio.fail_after(HANG_GUARD), pytest.raises(DBOSAwaitedWorkflowCancelledError):
             await handle.get_result()
-        assert clock() < 0.5  # the next DBOS.sleep checkpoint found it no longer owned
         await wait_until(
             lambda: runner._require_executor("t").local.get(handle.workflow_id) is None
         )
@@ -518,7 +536,7 @@ async def test_set_workflow_delay_moves_a_delayed_workflows_start(
         with SetEnqueueOptions(delay_seconds=3600):
             handle = await queue.enqueue(later)
         assert (await handle.get_status()).status == "DELAYED"
-        clock = Stopwatch()
         await dbos.set_workflow_delay(handle.workflow_id, delay_seconds=0.2)
-        assert await handle.get_result() == "ran"
-        assert clock() < 2.0
+        # Run within the guard: the hour's delay was replaced by the new 0.2 s.
+        with trio.fail_after(HANG_GUARD):
+            assert await handle.get_result() == "ran"

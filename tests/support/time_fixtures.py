@@ -32,6 +32,8 @@ streams and the LISTEN/NOTIFY wakeups.
   sleep waited for, observed instead of timed.
 * ``wakeup_waits``: every wait of a waiter (``recv``, ``get_event``, ...) on its wakeup
   subscription, as ``(key, timeout)``, in call order: whether a call waited at all.
+* ``woken_waits``: the keys of the waits that ended because something woke them (a
+  write in this executor, or its listener's NOTIFY), not because their time was up.
 
 The fixtures are registered by ``tests/conftest.py``; the row helpers (``query``,
 ``status_row``, ...) are :mod:`support.backends`'.
@@ -147,6 +149,22 @@ def wakeup_waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
 
     monkeypatch.setattr(Subscription, "wait", recording)
     return waits
+
+
+@pytest.fixture
+def woken_waits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The key of every ``Subscription.wait`` during the test that returned woken."""
+    woken: list[str] = []
+    original = Subscription.wait
+
+    async def recording(self: Subscription, timeout: float) -> bool:
+        was_woken = await original(self, timeout)
+        if was_woken:
+            woken.append(self.key)
+        return was_woken
+
+    monkeypatch.setattr(Subscription, "wait", recording)
+    return woken
 
 
 @asynccontextmanager
