@@ -9,6 +9,7 @@ application's line.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -46,3 +47,32 @@ def test_a_failed_workflows_cause_attempts_and_traceback_are_shown_without_unpic
     assert steps.returncode == 0, steps.stderr
     assert "step 2 (charge) failed: DBOSMaxStepRetriesExceeded" in steps.stdout
     assert "3. __main__.PaymentDeclined: card declined for order-1" in steps.stdout
+
+
+def test_the_fix_loop_resume_refuses_and_retry_runs_the_fixed_code_from_the_failed_step(
+    tmp_path: Path,
+) -> None:
+    url = sqlite_url(tmp_path / "shop.sqlite")
+    failed = subprocess.run(
+        [sys.executable, str(SCRIPT), url], capture_output=True, text=True, timeout=60
+    )
+    assert "failed: DBOSMaxStepRetriesExceeded" in failed.stdout, failed.stderr
+    # Resume would replay the recorded failure: it refuses, changes nothing, points on.
+    resumed = cli("workflow", "resume", "order-1", "-s", url)
+    assert resumed.returncode == 2
+    assert "changes nothing" in resumed.stderr and "workflow retry order-1" in resumed.stderr
+    retried = cli("workflow", "retry", "order-1", "-s", url, "--json")
+    assert retried.returncode == 0, retried.stderr
+    new_id = json.loads(retried.stdout)["workflow_id"]
+    fixed = subprocess.run(
+        [sys.executable, str(SCRIPT), url, "--fixed", new_id],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "result: paid" in fixed.stdout, fixed.stderr
+    assert "reserve ran" not in fixed.stdout  # step 1 was copied, not run again
+    original = cli("workflow", "get", "order-1", "-s", url, "--json")
+    assert json.loads(original.stdout)["status"] == "ERROR"  # the record is kept
+    again = cli("workflow", "retry", new_id, "-s", url)
+    assert again.returncode == 1 and "succeeded" in again.stderr

@@ -63,6 +63,7 @@ BAD_CALLS: dict[str, Callable[[Any], object]] = {
         1,
         replacement_children=["not", "a", "dict"],  # type: ignore[arg-type]
     ),
+    "retry_workflow": lambda r: manage.retry_workflow(r, "wf", application_version=""),
     "rewind_workflow": lambda r: manage.rewind_workflow(r, "wf", start_step=True),
     "delete_workflow": lambda r: manage.delete_workflow(r, "wf", delete_children=1),  # type: ignore[arg-type]
     "delete_workflows": lambda r: manage.delete_workflows(r, [""]),
@@ -94,6 +95,7 @@ GOOD_CALLS: dict[str, Callable[[Any], object]] = {
     "resume_workflow": lambda r: manage.resume_workflow(r, "wf"),
     "resume_workflows": lambda r: manage.resume_workflows(r, ["wf"]),
     "fork_workflow": lambda r: manage.fork_workflow(r, "wf", 1),
+    "retry_workflow": lambda r: manage.retry_workflow(r, "wf"),
     "rewind_workflow": lambda r: manage.rewind_workflow(r, "wf"),
     "delete_workflow": lambda r: manage.delete_workflow(r, "wf"),
     "delete_workflows": lambda r: manage.delete_workflows(r, ["wf"]),

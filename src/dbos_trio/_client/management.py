@@ -142,6 +142,28 @@ class ClientManagement(ClientBase):
         )
         return self._handle(forked)
 
+    async def retry_workflow(
+        self,
+        workflow_id: str,
+        *,
+        application_version: str | None = None,
+        queue_name: str | None = None,
+    ) -> ClientWorkflowHandle[Any]:
+        """Run a failed (ERROR) workflow again from its first failed step, on
+        ``application_version`` (default: the application's latest, where the fixed code
+        runs): a fork replaying the steps before it. The new workflow's handle. A workflow
+        that is not ERROR raises :class:`~dbos_trio.DBOSException` saying what fits instead;
+        a missing one :class:`~dbos_trio.DBOSNonExistentWorkflowError`. Cancellation: one
+        transaction, done or not; a database failure raises
+        :class:`~dbos_trio.SystemDatabaseError` after the retries."""
+        retried = await manage.retry_workflow(
+            self._reach,
+            workflow_id,
+            application_version=application_version,
+            queue_name=queue_name,
+        )
+        return self._handle(retried)
+
     async def wait_first(
         self, handles: Sequence[ClientWorkflowHandle[Any]]
     ) -> ClientWorkflowHandle[Any]:

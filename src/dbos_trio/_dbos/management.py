@@ -174,6 +174,34 @@ class Management(DBOSBase):
             )
         )
 
+    def retry_workflow(
+        self,
+        workflow_id: str,
+        *,
+        application_version: str | None = None,
+        queue_name: str | None = None,
+    ) -> Coroutine[Any, Any, WorkflowHandle[Any]]:
+        """Run a failed (ERROR) workflow again from its first failed step, with the code
+        the application runs now: a fork replaying the steps before that one, on
+        ``application_version`` (default: the latest) and ``queue_name`` (default: the
+        internal queue). The handle of the new workflow; the original keeps its record.
+
+        The fix loop: read why it failed (``dbos-trio workflow get ID``), fix the code,
+        deploy, retry. ``resume`` is not that: it replays the recorded failure. A workflow
+        that is not ERROR raises :class:`~dbos_trio.DBOSException` saying what fits
+        (``resume`` for a cancelled or parked one); a missing one
+        :class:`~dbos_trio.DBOSNonExistentWorkflowError`. One transaction, as
+        :meth:`fork_workflow`; from a workflow body, a checkpoint.
+        """
+        return self._handled(
+            manage.retry_workflow(
+                self._reach,
+                workflow_id,
+                application_version=application_version,
+                queue_name=queue_name,
+            )
+        )
+
     def delete_workflow(
         self, workflow_id: str, *, delete_children: bool = False
     ) -> Coroutine[Any, Any, None]:

@@ -1,5 +1,5 @@
-"""The workflow actions every face shares: cancel, resume, fork, rewind, delete, delay,
-attributes.
+"""The workflow actions every face shares: cancel, resume, fork, retry, rewind, delete,
+delay, attributes.
 
 Each function validates every argument and asks the :class:`~.reach.Reach` for its runtime
 at the call, then returns the coroutine that acts: a bad value (or a closed face) raises
@@ -21,10 +21,11 @@ from typing import Any
 
 from dbos_trio._core import attributes as attributes_rules
 from dbos_trio._core import validate
+from dbos_trio._core.statuses import CANCELLED, ERROR, MAX_RECOVERY_ATTEMPTS_EXCEEDED, SUCCESS
 from dbos_trio._engine.admin import edit, fork, management
 from dbos_trio._engine.workflows.options import take_assigned_id
 from dbos_trio._ops.reach import Reach
-from dbos_trio.errors import DBOSException, DBOSInvalidArgumentError
+from dbos_trio.errors import DBOSException, DBOSInvalidArgumentError, DBOSNonExistentWorkflowError
 
 # Upper bound of an epoch-milliseconds argument (what the database column holds, with room).
 MAX_EPOCH_MS = 2**62
@@ -275,3 +276,68 @@ def update_workflow_attributes(
         await edit.update_workflow_attributes(runtime, workflow_id, encoded, merge=merge)
 
     return reach.checkpoint("DBOS.updateWorkflowAttributes", update)
+
+
+def retry_workflow(
+    reach: Reach,
+    workflow_id: str,
+    *,
+    application_version: str | None = None,
+    queue_name: str | None = None,
+    forked_id: str | None = None,
+) -> Coroutine[Any, Any, str]:
+    """Run a failed (ERROR) workflow again from its first failed step: a fork that replays
+    the steps before it and re-runs the rest, on ``application_version`` (default: the
+    application's latest, where the fixed code runs) and ``queue_name`` (default: the
+    internal queue); the new workflow's id. Step name ``DBOS.forkWorkflow``.
+
+    The original stays as it was (ERROR, with its record); the fork's ``forked_from``
+    names it. A workflow whose body failed outside any step re-runs from the step after its
+    last one. One that is not ERROR raises :class:`~dbos_trio.DBOSException` saying what
+    fits instead (``resume`` for a cancelled or parked one; nothing failed in a finished
+    or running one); a missing one raises :class:`~dbos_trio.DBOSNonExistentWorkflowError`.
+    """
+    validate.text(workflow_id, "workflow_id")
+    validate.optional_text(application_version, "application_version")
+    validate.optional_text(queue_name, "queue_name")
+    validate.optional_text(forked_id, "forked_id")
+    runtime = reach.runtime("retry_workflow")
+    new_id = forked_id or take_assigned_id()
+
+    async def create() -> str:
+        row = await runtime.sysdb.get_workflow(workflow_id)
+        if row is None:
+            raise DBOSNonExistentWorkflowError("target", workflow_id)
+        if row.status != ERROR:
+            raise DBOSException(_not_failed(workflow_id, row.status))
+        steps = await runtime.sysdb.list_steps(workflow_id)
+        failed = [s.function_id for s in steps if s.error is not None]
+        start = min(failed) if failed else max((s.function_id for s in steps), default=0) + 1
+        version = application_version
+        if version is None:
+            versions = await runtime.sysdb.list_application_versions(row.application_name)
+            version = versions[0].version_name if versions else row.application_version
+        return await fork.fork_workflow(
+            runtime,
+            workflow_id,
+            start,
+            application_version=version,
+            queue_name=queue_name,
+            forked_id=new_id,
+        )
+
+    return reach.checkpoint("DBOS.forkWorkflow", create)
+
+
+def _not_failed(workflow_id: str, status: str) -> str:
+    if status in (CANCELLED, MAX_RECOVERY_ATTEMPTS_EXCEEDED):
+        return (
+            f"workflow {workflow_id} is {status}, not ERROR: resume runs it on from its last "
+            f"completed step (dbos-trio workflow resume {workflow_id})"
+        )
+    if status == SUCCESS:
+        return (
+            f"workflow {workflow_id} succeeded: there is no failed step to retry from (fork "
+            f"runs it again from any step: dbos-trio workflow fork {workflow_id} --step N)"
+        )
+    return f"workflow {workflow_id} is {status}: it has not failed, so there is nothing to retry"

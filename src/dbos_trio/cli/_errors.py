@@ -60,7 +60,8 @@ EXIT_CODES_HELP = f"""\
 exit codes:
   {EXIT_OK}    success
   {EXIT_ERROR}    any other error (e.g. an unmigrated schema)
-  {EXIT_USAGE}    bad usage: unknown options, invalid values (--status, --limit, times, URL)
+  {EXIT_USAGE}    bad usage: unknown options, invalid values (--status, --limit, times, URL),
+       an action that cannot apply (resume of a finished workflow: nothing is changed)
   {EXIT_NOT_FOUND}    not found: no workflow with the given id
   {EXIT_UNREACHABLE}    database unreachable (no connection, or gave up after \
 {CLI_RETRY_LIMIT_SECONDS:g} s of retries)

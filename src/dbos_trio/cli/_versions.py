@@ -21,6 +21,7 @@ import attrs
 from dbos_trio._client import Client
 from dbos_trio._config import DATABASE_URL_ENV, DEFAULT_HEARTBEAT_INTERVAL, SYSTEM_DATABASE_URL_ENV
 from dbos_trio._ops import versions as ops
+from dbos_trio.cli._errors import UsageError
 from dbos_trio.errors import DBOSException
 
 CLI_RETRY_LIMIT_SECONDS = 10.0
@@ -153,7 +154,7 @@ def _table(headers: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
 
 def _require_application(args: argparse.Namespace, command: str) -> None:
     if not args.application_name:
-        raise DBOSException(f"{command} acts for one application: pass --application-name")
+        raise UsageError(f"{command} acts for one application: pass --application-name")
 
 
 async def _version_list(args: argparse.Namespace) -> None:

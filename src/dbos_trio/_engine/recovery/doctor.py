@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING
 import attrs
 
 from dbos_trio._core.statuses import ENQUEUED, PENDING
-from dbos_trio._sysdb.records import ActiveCount, ApplicationVersion, ReplicationState
+from dbos_trio._sysdb.protocol import SystemDatabase
+from dbos_trio._sysdb.records import (
+    ActiveCount,
+    ApplicationVersion,
+    ReplicationState,
+    WorkflowFilters,
+)
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Runtime
@@ -108,6 +114,16 @@ def unrun_versions(
     ]
 
 
+async def _with_application(sysdb: SystemDatabase, finding: Finding) -> Finding:
+    rows = await sysdb.list_workflows(
+        WorkflowFilters(executor_ids=(finding.subject,), statuses=(PENDING,), limit=1)
+    )
+    name = rows[0].application_name if rows else None
+    if not name:
+        return finding
+    return attrs.evolve(finding, fix=f"{finding.fix} -a {name}")
+
+
 def replication_risks(state: ReplicationState | None) -> list[Finding]:
     """Standbys a failover to which could lose acknowledged commits (pure)."""
     if state is None:
@@ -151,6 +167,10 @@ async def diagnose(runtime: Runtime, application_name: str | None, *, window_ms:
     counts = await sysdb.active_counts(application_name)
     app_flag = f" -a {application_name}" if application_name else ""
     findings = silent_executors(counts, now, window_ms, app_flag)
+    if not application_name:
+        # Every application's rows: each fix must name the silent executor's application,
+        # or the printed command would not run.
+        findings = [await _with_application(sysdb, finding) for finding in findings]
     findings += unrun_versions(counts, latest, now, window_ms)
     enqueued: dict[str, int] = defaultdict(int)
     for c in counts:
