@@ -377,3 +377,23 @@ async def test_a_row_with_an_impossible_time_is_shown_as_invalid_not_a_500(
         detail = await client.get(page_of("from-the-future"))
         assert detail.status == 200 and "invalid time" in detail.text
         assert (await client.get("/executors")).status == 200
+
+
+async def test_a_failed_workflow_offers_retry_not_resume_and_retry_forks_it(
+    tmp_path: Path,
+) -> None:
+    async with dashboard(tmp_path) as (dbos, fns, client):
+        with SetWorkflowID("exploded"):
+            failed = await dbos.start_workflow(fns["declined"], "order-9")
+        with pytest.raises(ValueError, match="card declined"):
+            await failed.get_result()
+        page = (await client.get(page_of("exploded"))).text
+        assert "action-retry" in page and "action-resume" not in page
+        confirm = await client.get("/confirm?id=exploded&action=retry")
+        assert confirm.status == 200 and "Retry this failed workflow" in confirm.text
+        form = {"id": "exploded", "action": "retry", "csrf": csrf_of(confirm.text)}
+        reply = await client.post("/action", form)
+        assert reply.status == 303 and "done=retried" in reply.headers["location"]
+        retried_id = reply.headers["location"].split("id=")[1].split("&")[0]
+        status = await dbos.get_workflow_status(retried_id)
+        assert status is not None and status.forked_from == "exploded"

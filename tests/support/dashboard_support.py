@@ -131,6 +131,11 @@ def demo_app(url: str, app_name: str = "dash-demo") -> tuple[DBOS, dict[str, Any
     async def pickled(value: Any) -> Any:
         return value
 
+    @dbos.workflow(name="declined")
+    async def declined(order_id: str) -> None:
+        await charge(1)
+        raise ValueError(f"card declined for {order_id}")
+
     payments = dbos.register_queue("payments", global_concurrency=4, worker_concurrency=2)
 
     @dbos.workflow(name="nightly-report")
@@ -144,4 +149,5 @@ def demo_app(url: str, app_name: str = "dash-demo") -> tuple[DBOS, dict[str, Any
         "waiter": waiter,
         "pickled": pickled,
         "child": child,
+        "declined": declined,
     }

@@ -47,14 +47,15 @@ from dbos_trio.dashboard._static import CSS, JS
 from dbos_trio.errors import DBOSException
 
 logger = logging.getLogger("dbos_trio.dashboard")
-ACTIONS = ("cancel", "resume", "fork", "delete")
+ACTIONS = ("cancel", "resume", "retry", "fork", "delete")
 # What an action did, by the code its redirect carries: the page shows only these texts,
 # so a crafted link cannot make the dashboard say anything else.
 OUTCOMES = {
     "cancelled": "Cancelled.",
     "already-finished": "Nothing to cancel: it had finished already.",
     "resumed": "Resumed: enqueued again.",
-    "not-resumed": "Not resumed: it had succeeded or failed.",
+    "not-resumed": "Not resumed: it had succeeded or failed (a failed one: retry it).",
+    "retried": "Retried: this new workflow runs the failed one again from its failed step.",
     "forked": "Forked: this is the new workflow.",
     "deleted": "Deleted.",
 }
@@ -268,6 +269,9 @@ class DashboardApp:
             resumed = await self.source.resume(workflow_id)
             done = "resumed" if resumed else "not-resumed"
             return redirect(url("/workflow", id=workflow_id, done=done))
+        if action == "retry":
+            retried = await self.source.retry(workflow_id)
+            return redirect(url("/workflow", id=retried, done="retried"))
         if action == "fork":
             forked = await self.source.fork(workflow_id, _step(form.get("step", "1")))
             return redirect(url("/workflow", id=forked, done="forked"))

@@ -216,6 +216,10 @@ class Source:
         await manage.resume_workflow(self.reach, workflow_id)
         return resumable
 
+    async def retry(self, workflow_id: str) -> str:
+        """The new workflow's id (see :func:`dbos_trio._ops.manage.retry_workflow`)."""
+        return await manage.retry_workflow(self.reach, workflow_id)
+
     async def fork(self, workflow_id: str, start_step: int) -> str:
         return await manage.fork_workflow(self.reach, workflow_id, start_step)
 

@@ -28,8 +28,9 @@ from dbos_trio.dashboard._source import STATUSES, WorkflowPage
 PAGE_SIZE = 50
 FILTERS = ("status", "name", "queue", "prefix", "after", "before")
 UNFINISHED = frozenset({"PENDING", "ENQUEUED", "DELAYED"})
+# Not ERROR: resuming a failed workflow replays its recorded failure (retry is offered).
 RESUMABLE = frozenset(
-    {"PENDING", "ENQUEUED", "CANCELLED", "ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED", "DELAYED"}
+    {"PENDING", "ENQUEUED", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED", "DELAYED"}
 )
 
 
@@ -153,6 +154,9 @@ def _actions(row: WorkflowRow, read_only: bool) -> Html:
         links.append(("cancel", "Cancel"))
     if row.status in RESUMABLE:
         links.append(("resume", "Resume"))
+    if row.status == "ERROR":
+        # Not resume: it would replay the recorded failure. Retry forks from the failed step.
+        links.append(("retry", "Retry from the failed step"))
     links.append(("fork", "Fork"))
     links.append(("delete", "Delete"))
     return html(
@@ -235,6 +239,8 @@ def workflow_content(view: WorkflowPage, read_only: bool, done: str | None) -> H
 QUESTIONS = {
     "cancel": "Cancel this workflow? It stops at its next checkpoint, wherever it runs.",
     "resume": "Resume this workflow? It is enqueued again and continues after its last checkpoint.",
+    "retry": "Retry this failed workflow? A new workflow replays the steps before the first "
+    "failed one and runs the rest with the application's latest version (fix the code first).",
     "fork": "Fork this workflow? A new workflow replays the steps before the chosen one and "
     "re-runs the rest.",
     "delete": "Delete this workflow and its steps, events, messages and streams? This cannot "
