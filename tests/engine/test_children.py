@@ -17,6 +17,7 @@ from dbos_trio import (
 
 from support.backends import execute, status_row, steps_of
 from support.dbos_fixtures import reexecute
+from support.waiting import HANG_GUARD
 
 MakeDBOS = Callable[..., DBOS]
 
@@ -307,7 +308,7 @@ async def test_wait_first_returns_the_first_handle_whose_workflow_finished(
     async with dbos.launched():
         slow_handle = await dbos.start_workflow(slow)
         fast_handle = await dbos.start_workflow(fast)
-        with trio.fail_after(5):
+        with trio.fail_after(HANG_GUARD):
             winner = await dbos.wait_first([slow_handle, fast_handle])
         assert winner is fast_handle
         assert await winner.get_result() == "fast"
@@ -346,7 +347,7 @@ async def test_wait_first_is_woken_by_a_workflow_finishing_in_this_process(
             await trio.sleep(0.1)
             assert winner == []
             release.set()
-            with trio.fail_after(5):
+            with trio.fail_after(HANG_GUARD):
                 await found.wait()
         assert winner == [gated_handle]
 

@@ -18,6 +18,7 @@ from dbos_trio import (
 from dbos_trio._serialization import PickleSerializer
 
 from support.backends import execute, status_row
+from support.waiting import HANG_GUARD
 
 MakeDBOS = Callable[..., DBOS]
 
@@ -189,7 +190,7 @@ async def test_a_result_produced_in_this_process_is_delivered_without_polling(
         async def wait(handle: Any) -> None:
             results.append(await handle.get_result())
 
-        with trio.fail_after(5):
+        with trio.fail_after(HANG_GUARD):
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(wait, started)
                 nursery.start_soon(wait, retrieved)
@@ -222,7 +223,7 @@ async def test_a_result_recorded_elsewhere_is_found_by_polling(
         async def wait() -> None:
             results.append(await handle.get_result())
 
-        with trio.fail_after(5):
+        with trio.fail_after(HANG_GUARD):
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(wait)
                 await trio.sleep(0.2)

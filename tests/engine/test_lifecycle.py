@@ -348,7 +348,7 @@ async def test_after_exit_no_connection_of_the_instance_is_left_on_the_server(
     async with dbos.launched():
         assert await count() >= 1
 
-    with trio.fail_after(5):
+    with trio.fail_after(HANG_GUARD):
         while True:
             if await count() == 0:
                 break

@@ -19,7 +19,7 @@ from dbos_trio import DBOSException, SetEnqueueOptions, SetWorkflowID
 from support.backends import execute, query
 from support.queue_apps import App, build_app
 from support.queue_fixtures import SideTable, max_overlap
-from support.waiting import wait_until
+from support.waiting import HANG_GUARD, wait_until
 
 FAST = 0.05
 
@@ -204,7 +204,7 @@ async def test_every_partition_is_served_promptly_without_waiting_for_the_poll(
         dbos_url,
         executor_id="me",
         tag="p",
-        queues={"parts": {"partition_concurrency": 1, "polling_interval_sec": 10}},
+        queues={"parts": {"partition_concurrency": 1, "polling_interval_sec": 3600}},
     )
     async with app.dbos.launched():
         handles = []
@@ -219,4 +219,4 @@ async def test_every_partition_is_served_promptly_without_waiting_for_the_poll(
             )
             return bool(rows[0][0] == 20)
 
-        await wait_until(all_done, timeout=5, what="every partition's workflow to finish")
+        await wait_until(all_done, timeout=HANG_GUARD, what="every partition's workflow to finish")

@@ -242,7 +242,7 @@ async def test_a_changed_queues_row_takes_effect_at_the_workers_next_poll(dbos_u
         assert await side.count("step2") == 1
         # Another executor (or an operator) raises the limit in the shared table.
         await execute(dbos_url, "UPDATE {t}queues SET worker_concurrency = 3 WHERE name = 'dyn'")
-        await wait_until(lambda: _count_is(side, "step2", 3), timeout=5)
+        await wait_until(lambda: _count_is(side, "step2", 3), timeout=HANG_GUARD)
         release.set()
         for handle in handles:
             await handle.get_result()
@@ -251,7 +251,7 @@ async def test_a_changed_queues_row_takes_effect_at_the_workers_next_poll(dbos_u
 async def test_a_worker_slot_is_freed_however_the_workflow_ends(dbos_url: str) -> None:
     side = SideTable(dbos_url)
     app, _never_released = gated_app(
-        dbos_url, queues={"one": {"worker_concurrency": 1, "polling_interval_sec": 10}}
+        dbos_url, queues={"one": {"worker_concurrency": 1, "polling_interval_sec": 3600}}
     )
 
     @app.dbos.workflow(name="qa.fails")
@@ -274,7 +274,7 @@ async def test_a_worker_slot_is_freed_however_the_workflow_ends(dbos_url: str) -
         await app.dbos.cancel_workflow("stuck")
         with pytest.raises(DBOSAwaitedWorkflowCancelledError):
             await stuck.get_result()
-        with trio.fail_after(2):  # the freed slot wakes the worker: no 10 s poll
+        with trio.fail_after(HANG_GUARD):  # the freed slot wakes the worker: no hourly poll
             assert await waiting.get_result() == 2
         assert app.dbos._slot.executor is not None
         assert app.dbos._slot.executor.running.running("one") == 0
@@ -585,7 +585,7 @@ async def test_rows_of_another_version_wait_and_versionless_rows_run_only_on_the
         # v1 becomes the latest again: the next sweep notices, and the row runs as v1.
         await execute(dbos_url, "DELETE FROM {t}application_versions WHERE version_id = 'newer'")
         handle = await app.dbos.retrieve_workflow("versionless")
-        with trio.fail_after(5):
+        with trio.fail_after(HANG_GUARD):
             assert await handle.get_result() == expected_three_steps(3, "t")
         old = await status_row(dbos_url, "old")
     versionless = await status_row(dbos_url, "versionless")
@@ -762,7 +762,7 @@ async def test_enqueueing_on_an_unknown_queue_writes_a_row_that_waits_for_the_qu
             "VALUES ('not-yet', %s, 0.05)",
             APP_NAME,
         )
-        with trio.fail_after(5):
+        with trio.fail_after(HANG_GUARD):
             assert await handle.get_result() == expected_three_steps(4, "t")
 
 

@@ -349,7 +349,7 @@ async def test_listen_receives_each_notify_sent_from_another_connection_once(
     received: list[tuple[str, str]] = []
     async with connected(database_url) as listener, connected(database_url) as sender:
         await listener.execute(f"LISTEN {channel}")
-        with trio.fail_after(5):
+        with trio.fail_after(HANG_GUARD):
             async with trio.open_nursery() as nursery:
 
                 async def receive() -> None:
@@ -384,7 +384,7 @@ async def test_a_notify_that_arrives_during_a_query_is_delivered_by_the_next_wai
         await trio.sleep(0.05)
         assert await scalar(listener, "SELECT 1") == 1
 
-        with trio.fail_after(2):
+        with trio.fail_after(HANG_GUARD):
             notify = await listener.notifications().__anext__()
 
     assert (notify.channel, notify.payload) == (channel, "during")
@@ -404,7 +404,7 @@ async def test_cancelling_an_idle_notifications_wait_returns_promptly_and_the_co
         assert scope.cancelled_caught
         assert await scalar(listener, "SELECT 5") == 5
         await sender.execute("SELECT pg_notify(%s, 'after')", [channel])
-        with trio.fail_after(2):
+        with trio.fail_after(HANG_GUARD):
             notify = await listener.notifications().__anext__()
         assert notify.payload == "after"
 
@@ -521,6 +521,6 @@ async def test_an_idle_connection_that_received_a_notify_is_still_healthy(
         await trio.sleep(0.05)
 
         assert conn.is_healthy_when_idle()
-        with trio.fail_after(2):
+        with trio.fail_after(HANG_GUARD):
             notify = await conn.notifications().__anext__()
         assert notify.payload == "hello"
