@@ -121,3 +121,20 @@ def test_the_testing_how_to_crash_at_every_checkpoint_example_passes(workdir: Pa
     (workdir / "test_every.py").write_text(_files(TESTING_HOW_TO)["test_every.py"])
     output = _run(workdir, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_every.py")
     assert "1 passed" in output
+
+
+def test_the_fix_loop_finds_why_fixes_and_retries_from_the_failed_step(workdir: Path) -> None:
+    assert _run(workdir, "shop.py") == _documented_output("python shop.py")
+    url = f"sqlite:///{workdir / 'shop.sqlite'}"
+    why = _run(workdir, "-m", "dbos_trio.cli", "workflow", "get", "order-1", "-s", url)
+    assert "PaymentDeclined: amount 120 is over the limit 100" in why and "traceback:" in why
+    # The fix, made as the page says.
+    source = (workdir / "shop.py").read_text()
+    assert "LIMIT = 100" in source
+    (workdir / "shop.py").write_text(source.replace("LIMIT = 100", "LIMIT = 500"))
+    command = "dbos-trio workflow retry order-1 -s sqlite:///shop.sqlite"
+    retry = f"{command} --forked-workflow-id order-1-retry"
+    retried = _run(workdir, "-m", "dbos_trio.cli", *retry.split()[1:])
+    assert retried == _documented_output(retry)
+    done = _run(workdir, "shop.py", "order-1-retry")
+    assert done == _documented_output("python shop.py order-1-retry")
