@@ -397,3 +397,37 @@ async def test_a_failed_workflow_offers_retry_not_resume_and_retry_forks_it(
         retried_id = reply.headers["location"].split("id=")[1].split("&")[0]
         status = await dbos.get_workflow_status(retried_id)
         assert status is not None and status.forked_from == "exploded"
+
+
+async def test_a_workflow_with_thousands_of_events_shows_a_bounded_page(tmp_path: Path) -> None:
+    # 100,000 events made a 27.6 MB page: steps and events are cut at their limits, said so.
+    from dbos_trio.dashboard._source import EVENT_LIMIT, STEP_LIMIT
+
+    async with dashboard(tmp_path) as (dbos, _fns, client):
+        # The rows as a chatty workflow leaves them, written directly (quicker than running
+        # hundreds of checkpoints).
+        url = dbos.config.database_url or ""
+        await execute(
+            url,
+            "INSERT INTO {t}workflow_status (workflow_uuid, status, name, created_at, "
+            "updated_at) VALUES ('chatty', 'SUCCESS', 'chatty', 1, 1)",
+        )
+        for n in range(STEP_LIMIT + 5):
+            await execute(
+                url,
+                "INSERT INTO {t}operation_outputs (workflow_uuid, function_id, function_name) "
+                "VALUES ('chatty', %s, 'DBOS.setEvent')",
+                n + 1,
+            )
+        for n in range(EVENT_LIMIT + 5):
+            await execute(
+                url,
+                "INSERT INTO {t}workflow_events (workflow_uuid, key, value) "
+                "VALUES ('chatty', %s, 'null')",
+                f"key-{n:04d}",
+            )
+        page = await client.get(page_of("chatty"))
+    assert page.status == 200
+    assert f"showing the first {STEP_LIMIT} steps" in page.text
+    assert f"showing the first {EVENT_LIMIT} events" in page.text
+    assert "key-0000" in page.text and f"key-{EVENT_LIMIT + 4:04d}" not in page.text

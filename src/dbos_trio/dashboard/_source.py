@@ -44,6 +44,9 @@ from dbos_trio._sysdb.records import (
 )
 
 MESSAGE_LIMIT = 200
+# Steps and events shown on a workflow's page (one with 100,000 events was a 27 MB page).
+STEP_LIMIT = 500
+EVENT_LIMIT = 200
 STREAM_LIMIT = 200
 CHILD_LIMIT = 200
 
@@ -90,6 +93,9 @@ class WorkflowPage:
     events: list[tuple[EventRecord, Shown]]
     messages: list[tuple[MessageRecord, Shown]]
     streams: list[tuple[StreamEntry, Shown]]
+    # More than shown exist (the page shows the first STEP_LIMIT / EVENT_LIMIT).
+    more_steps: bool = False
+    more_events: bool = False
 
 
 def _text(value: Any) -> str:
@@ -158,14 +164,14 @@ class Source:
                 self.show(step.output, step.serialization),
                 None if step.error is None else self.show(step.error, step.serialization, "error"),
             )
-            for step in await sysdb.list_steps(workflow_id)
+            for step in await sysdb.list_steps(workflow_id, limit=STEP_LIMIT + 1)
         ]
         children = await self.list_workflows(
             {"parent_workflow_id": workflow_id, "limit": CHILD_LIMIT}
         )
         events = [
             (e, self.show(e.value, e.serialization) or Shown("", True))
-            for e in await sysdb.list_events(workflow_id)
+            for e in await sysdb.list_events(workflow_id, EVENT_LIMIT + 1)
         ]
         messages = [
             (m, self.show(m.message, m.serialization) or Shown("", True))
@@ -180,15 +186,18 @@ class Source:
             inputs=self.show(row.inputs, fmt, "inputs"),
             output=self.show(row.output, fmt),
             error=None if row.error is None else self.show(row.error, fmt, "error"),
-            steps=steps,
+            steps=steps[:STEP_LIMIT],
             children=children,
-            events=events,
+            events=events[:EVENT_LIMIT],
+            more_steps=len(steps) > STEP_LIMIT,
+            more_events=len(events) > EVENT_LIMIT,
             messages=messages,
             streams=streams,
         )
 
     async def step_ids(self, workflow_id: str) -> list[int]:
-        return [step.function_id for step in await self.runtime.sysdb.list_steps(workflow_id)]
+        steps = await self.runtime.sysdb.list_steps(workflow_id, limit=STEP_LIMIT)
+        return [step.function_id for step in steps]
 
     async def queues(self) -> tuple[list[Any], list[QueueDepth]]:
         sysdb = self.runtime.sysdb

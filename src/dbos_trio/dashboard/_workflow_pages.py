@@ -223,17 +223,30 @@ def workflow_content(view: WorkflowPage, read_only: bool, done: str | None) -> H
         payload(view.inputs),
         payload(view.output),
         payload(view.error),
-        table(
-            ("step", "name", "started", "duration", "timeline", "output / error", "child"),
-            step_rows,
+        join(
+            [
+                table(
+                    ("step", "name", "started", "duration", "timeline", "output / error", "child"),
+                    step_rows,
+                ),
+                _more(view.more_steps, len(step_rows), "steps", "workflow steps"),
+            ]
         ),
         table(
             ("workflow id", "name", "status", "created", "queue", "version", "executor"), children
         ),
-        table(("key", "value"), events),
+        join([table(("key", "value"), events), _more(view.more_events, len(events), "events", "")]),
         table(("sent", "topic", "state", "message"), messages),
         table(("key", "offset", "value"), streams),
     )
+
+
+def _more(more: bool, shown: int, what: str, command: str) -> Html:
+    """A note under a table cut at its limit: how many are shown, and where the rest are."""
+    if not more:
+        return Html("")
+    where = f" (all of them: dbos-trio {command} ID)" if command else ""
+    return html('<p class="note">showing the first {0} {1}{2}</p>', shown, what, where)
 
 
 QUESTIONS = {

@@ -42,8 +42,8 @@ class InspectionStore(Protocol):
 
     # --- for operators: the dashboard -------------------------------------------------
 
-    async def list_events(self, workflow_id: str) -> list[EventRecord]:
-        """The workflow's events (current values), by key."""
+    async def list_events(self, workflow_id: str, limit: int) -> list[EventRecord]:
+        """Up to ``limit`` of the workflow's events (current values), by key."""
 
     async def list_messages(self, workflow_id: str, limit: int) -> list[MessageRecord]:
         """Up to ``limit`` messages sent to the workflow, oldest first."""

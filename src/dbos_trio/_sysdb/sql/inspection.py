@@ -20,8 +20,8 @@ from dbos_trio._sysdb.sql.base import SQLBackendBase
 
 
 class InspectionOperations(SQLBackendBase):
-    async def list_events(self, workflow_id: str) -> list[EventRecord]:
-        rows = await self._db.all("list_events", {"workflow_id": workflow_id})
+    async def list_events(self, workflow_id: str, limit: int) -> list[EventRecord]:
+        rows = await self._db.all("list_events", {"workflow_id": workflow_id, "limit": limit})
         return [EventRecord(key=r[0], value=r[1], serialization=r[2]) for r in rows]
 
     async def list_messages(self, workflow_id: str, limit: int) -> list[MessageRecord]:

@@ -4,9 +4,11 @@
 -- {schema}. before every table. Nothing here writes or locks: each is one plain read.
 
 -- name: list_events
+-- The first :limit events by key (the dashboard pages them: a workflow may hold 100,000).
 SELECT key, value, serialization FROM {schema}.workflow_events
 WHERE workflow_uuid = :workflow_id
 ORDER BY key
+LIMIT :limit
 
 -- name: list_messages
 SELECT message_uuid, topic, message, serialization, consumed, created_at_epoch_ms
