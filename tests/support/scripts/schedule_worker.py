@@ -1,11 +1,13 @@
 """An executor process for the schedule and debounce tests across processes.
 
 Usage: ``schedule_worker.py SPEC_JSON`` where the spec has ``url`` and ``executor_id``, and
-optionally ``bounces`` ([key, period, label, count, spacing_seconds, start_at_epoch]). It
+optionally ``bounces`` ([key, period, label, count, spacing_seconds, start_file]). It
 launches app ``sched-mp`` (scheduler polling every second) with two workflows whose
 executions log themselves to the side table (blocking, past the library): ``tick``
 (scheduled) and ``collect`` (debounced). Prints ``READY`` once launched; with ``bounces``,
-waits for ``start_at_epoch`` (wall clock), bounces, and prints ``BOUNCED <json ids>``.
+waits for ``start_file`` to hold an epoch time (the test writes it once every worker is
+ready, however long their start-up took), waits for that time (wall clock), bounces, and
+prints ``BOUNCED <json ids>``.
 Runs until killed.
 """
 
@@ -15,6 +17,7 @@ import json
 import sys
 import time
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import trio
@@ -22,6 +25,7 @@ import trio
 from dbos_trio import DBOS, Config
 
 from support.queue_fixtures import SideTable
+from support.waiting import wait_until
 
 
 async def main(spec_json: str) -> None:
@@ -55,7 +59,8 @@ async def main(spec_json: str) -> None:
         print("READY", flush=True)
         bounces = spec.get("bounces")
         if bounces:
-            key, period, label, count, spacing, start_at = bounces
+            key, period, label, count, spacing, start_file = bounces
+            start_at = await _start_time(Path(start_file))
             await trio.sleep(max(0.0, start_at - time.time()))
             debouncer = dbos.debouncer(collect)
             ids = []
@@ -64,6 +69,14 @@ async def main(spec_json: str) -> None:
                 await trio.sleep(spacing)
             print("BOUNCED " + json.dumps(ids), flush=True)
         await trio.sleep_forever()
+
+
+async def _start_time(start_file: Path) -> float:
+    """The epoch time written to ``start_file``, once it is there (written whole, by a
+    rename, so a read never sees half of it)."""
+    path = trio.Path(start_file)
+    await wait_until(path.exists, timeout=600, what=f"{start_file} to be written")
+    return float(await path.read_text())
 
 
 if __name__ == "__main__":
