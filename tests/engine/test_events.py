@@ -25,6 +25,7 @@ from support.time_fixtures import (
     Stopwatch,
     make_polling_glacial,
     running,
+    until_waiting,
     wait_for_waiter,
     waiting_on,
 )
@@ -248,7 +249,7 @@ async def test_a_get_event_in_another_process_is_woken_by_the_listener_or_the_fa
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(read)
                 await wait_for_waiter(reader, key)
-                await trio.sleep(0.2)  # past its first look: it is waiting
+                await until_waiting(wakeup_waits, key)  # past its first look: waiting
                 go.set()
         assert got == ["value"]
         if not notify:

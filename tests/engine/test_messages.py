@@ -25,7 +25,14 @@ from dbos_trio._sysdb.wakeups import message_key
 
 from support.backends import query, status_row, steps_of
 from support.dbos_fixtures import reexecute
-from support.time_fixtures import Stopwatch, launch, running, wait_for_waiter, waiting_on
+from support.time_fixtures import (
+    Stopwatch,
+    launch,
+    running,
+    until_waiting,
+    wait_for_waiter,
+    waiting_on,
+)
 from support.waiting import HANG_GUARD, wait_until
 
 
@@ -432,17 +439,18 @@ async def test_a_second_receiver_on_one_topic_in_one_process_is_refused(
 
 
 async def test_a_receiver_in_another_process_is_woken_through_the_listener(
-    new_dbos: Callable[..., DBOS], notify: bool
+    new_dbos: Callable[..., DBOS],
+    notify: bool,
+    wakeup_waits: list[tuple[str, float]],
+    woken_waits: list[str],
 ) -> None:
     """The receiver runs in a second executor (its own waiter registry): only LISTEN, or
     its fallback re-check with notifications off, can tell it a message arrived."""
     receiver_app = new_dbos(use_listen_notify=notify, executor_id="receiver")
 
     @receiver_app.workflow(name="receiver")
-    async def receiver() -> tuple[object, float]:
-        clock = Stopwatch()
-        message = await receiver_app.recv("t", timeout_seconds=10)
-        return message, clock()
+    async def receiver() -> object:
+        return await receiver_app.recv("t", timeout_seconds=10 * HANG_GUARD)
 
     async with (
         launch(new_dbos, notify, executor_id="sender") as sender_app,
@@ -450,14 +458,18 @@ async def test_a_receiver_in_another_process_is_woken_through_the_listener(
     ):
         handle = await receiver_app.start_workflow(receiver)
         await wait_for_waiter(receiver_app, message_key(handle.workflow_id, "t"))
-        await trio.sleep(0.1)  # the receiver has looked once and is waiting
+        await until_waiting(wakeup_waits, message_key(handle.workflow_id, "t"))
         await sender_app.send(handle.workflow_id, "hello", "t")
-        message, waited = await handle.get_result()
+        with trio.fail_after(HANG_GUARD):
+            message = await handle.get_result()
     assert message == "hello"
+    key = message_key(handle.workflow_id, "t")
     if notify:
-        assert waited < 0.6  # the trigger's NOTIFY woke it
+        assert key in woken_waits  # the trigger's NOTIFY woke it
     else:
-        assert waited < 1.6  # the 1 s fallback re-check found it
+        # The fallback re-check found it: the receiver looked again every second.
+        rechecks = [timeout for k, timeout in wakeup_waits if k == key]
+        assert rechecks and all(timeout <= 1.0 for timeout in rechecks), rechecks
 
 
 async def test_a_recv_cancelled_by_the_bodys_own_scope_is_abandoned_and_the_body_goes_on(

@@ -19,7 +19,7 @@ from dbos_trio._sysdb.wakeups import stream_key
 
 from support.backends import execute, query, steps_of
 from support.dbos_fixtures import reexecute
-from support.time_fixtures import running, wait_for_waiter, waiting_on
+from support.time_fixtures import running, until_waiting, waiting_on
 from support.waiting import HANG_GUARD
 
 
@@ -96,8 +96,7 @@ async def test_a_reader_in_another_process_follows_the_stream_through_the_listen
         with trio.fail_after(HANG_GUARD):
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(read)
-                await wait_for_waiter(reader_app, key)
-                await trio.sleep(0.2)
+                await until_waiting(wakeup_waits, key)  # past its first look: waiting
                 go.set()
         assert received == ["first"]
         if notify:
@@ -152,17 +151,28 @@ async def test_a_reader_blocked_on_an_open_stream_stops_soon_after_the_writer_fi
 ) -> None:
     dbos = new_dbos(use_listen_notify=notify)
 
+    release = trio.Event()
+
     @dbos.workflow()
     async def writer() -> None:
         await dbos.write_stream("s", "only")
-        await dbos.sleep(0.5)
+        await release.wait()
 
     async with running(dbos):
         handle = await dbos.start_workflow(writer)
-        with trio.fail_after(HANG_GUARD):
-            assert await read_all(dbos, handle.workflow_id, "s") == ["only"]
-        # Termination has no notification: the reader re-checks at least every second.
         key = stream_key(handle.workflow_id, "s")
+        got: list[Any] = []
+
+        async def read() -> None:
+            got.extend(await read_all(dbos, handle.workflow_id, "s"))
+
+        with trio.fail_after(HANG_GUARD):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(read)
+                await until_waiting(wakeup_waits, key)  # read "only", waits for more
+                release.set()
+        assert got == ["only"]
+        # Termination has no notification: the reader re-checks at least every second.
         rechecks = [timeout for k, timeout in wakeup_waits if k == key]
         assert rechecks and all(timeout <= 1.0 for timeout in rechecks), rechecks
         await handle.get_result()

@@ -129,6 +129,7 @@ async def test_recv_and_get_event_timeouts_and_fallback_polling_follow_the_trio_
         async with trio.open_nursery() as nursery:
 
             async def set_soon() -> None:
+                await waiting_with_a_deadline(event_key(handle.workflow_id, "k"))
                 await trio.sleep(2)  # virtual: the reader has been waiting a while
                 go.set()
 

@@ -167,6 +167,13 @@ def woken_waits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return woken
 
 
+async def until_waiting(waits: list[tuple[str, float]], key: str) -> None:
+    """Return once a waiter on ``key`` has begun a wait (recorded by ``wakeup_waits``):
+    it has looked once, found nothing and set its deadline, so what it finds from now on
+    was delivered by what the test is about (a wakeup, or a re-check)."""
+    await wait_until(lambda: any(k == key for k, _ in waits), timeout=HANG_GUARD)
+
+
 @asynccontextmanager
 async def launch(make: Callable[..., DBOS], notify: bool, **config: Any) -> AsyncIterator[DBOS]:
     """``make(use_listen_notify=notify, **config)``, launched for the block.

@@ -35,6 +35,7 @@ from support.time_fixtures import (
     listener_backend_pid,
     postgres_backend,
     running,
+    until_waiting,
     wait_for_waiter,
 )
 from support.waiting import HANG_GUARD, wait_until
@@ -355,8 +356,7 @@ async def test_without_the_messages_trigger_waiters_keep_re_checking_every_secon
         assert not listener.delivering
         assert postgres_backend(receiver_app).recheck_interval == POLLING_RECHECK_SECONDS
         handle = await receiver_app.start_workflow(receiver)
-        await wait_for_waiter(receiver_app, message_key(handle.workflow_id, "t"))
-        await trio.sleep(0.1)
+        await until_waiting(wakeup_waits, message_key(handle.workflow_id, "t"))
         await sender_app.send(handle.workflow_id, "polled", "t")
         with trio.fail_after(HANG_GUARD):
             assert await handle.get_result() == "polled"
