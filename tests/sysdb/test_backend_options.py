@@ -30,6 +30,7 @@ def test_options_from_a_config_carry_each_of_its_backend_options() -> None:
         prepared_statements=False,
         statement_timeout=7.0,
         idle_in_transaction_session_timeout=8.0,
+        synchronous_commit="remote_apply",
         group_commit=False,
         database_retry_limit=9.0,
     )
@@ -47,6 +48,7 @@ def test_options_from_a_config_carry_each_of_its_backend_options() -> None:
         "prepared_statements": False,
         "statement_timeout": 7.0,
         "idle_in_transaction_timeout": 8.0,
+        "synchronous_commit": "remote_apply",
         "group_commit": False,
     }
 
