@@ -211,3 +211,17 @@ __all__ = [  # noqa: RUF022 — grouped by concern, as the imports above
 
 fixup_module_metadata(__name__, globals(), __all__)
 del fixup_module_metadata
+
+
+def _installed_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("dbos-trio")
+    except metadata.PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
+
+
+# From the one place the version is written: pyproject.toml, through the installed metadata.
+__version__ = _installed_version()
+del _installed_version
