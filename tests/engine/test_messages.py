@@ -513,7 +513,7 @@ async def test_cancelling_a_caller_blocked_in_recv_leaves_the_workflow_pending_f
     async with running(dbos):
         workflow_id = str(uuid.uuid4())
         key = message_key(workflow_id, "t")
-        with trio.move_on_after(5) as scope:
+        with trio.move_on_after(HANG_GUARD) as scope:
             async with trio.open_nursery() as nursery:
 
                 async def call() -> None:

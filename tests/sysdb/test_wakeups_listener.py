@@ -206,10 +206,10 @@ async def test_the_notifier_coalesces_repeats_and_sends_one_batch_per_channel(
         await trio.sleep(0.2)
         assert notifier.flushes == 2
         notifier.publish(EVENTS, "wf::k", event_key("wf", "k"))
-        await wait_until(lambda: len(watcher.on(EVENTS, "wf::k")) == 2, timeout=5)
+        await wait_until(lambda: len(watcher.on(EVENTS, "wf::k")) == 2, timeout=HANG_GUARD)
         # Counted once the statement has returned and its connection is back in the pool,
         # which may be a moment after the server delivered the notification.
-        await wait_until(lambda: notifier.flushes == 3, timeout=5)
+        await wait_until(lambda: notifier.flushes == 3, timeout=HANG_GUARD)
 
 
 async def test_with_notifications_off_nothing_is_pushed_but_local_waiters_still_wake(
@@ -244,7 +244,9 @@ async def test_an_oversized_payload_is_never_queued_and_costs_no_other_its_notif
         notifier.publish(EVENTS, "wf::k", event_key("wf", "k"))
         await watcher.wait_for(EVENTS, "wf::k")
         await watcher.wait_for(EVENTS, largest)
-        await wait_until(lambda: notifier.flushes == 1, timeout=5)  # one statement for both
+        await wait_until(
+            lambda: notifier.flushes == 1, timeout=HANG_GUARD
+        )  # one statement for both
         assert watcher.on(EVENTS, too_long) == []
 
 
@@ -260,7 +262,7 @@ async def test_a_batch_the_server_refuses_is_sent_again_payload_by_payload(
         notifier.publish(EVENTS, "wf::k", event_key("wf", "k"))
         await watcher.wait_for(EVENTS, "wf::k")
         # Sorted, the bad payload went first: once the good one is counted, both were tried.
-        await wait_until(lambda: notifier.flushes == 1, timeout=5)
+        await wait_until(lambda: notifier.flushes == 1, timeout=HANG_GUARD)
         assert [n.payload for n in watcher.received] == ["wf::k"]
     dropped = [r.getMessage() for r in caplog.records if "dropping" in r.getMessage()]
     assert len(dropped) == 1 and dropped[0].startswith("dropping 1 notifications")
@@ -321,7 +323,7 @@ async def test_the_listening_connection_is_visible_to_operators_and_closed_at_sh
         listener = postgres_backend(dbos).listener
         assert listener is not None
         assert await listener_backend_pid(db_url) == listener.backend_pid
-    await wait_until(lambda: _no_listener(db_url), timeout=5)
+    await wait_until(lambda: _no_listener(db_url), timeout=HANG_GUARD)
 
 
 async def _no_listener(url: str) -> bool:
