@@ -18,7 +18,7 @@ async def test_inspection_reads_what_the_workflows_wrote(dbos_url: str) -> None:
         await dbos.send(waiting.workflow_id, "two", "t2")
         sysdb = dbos._require_executor("test").sysdb
 
-        [event] = await sysdb.list_events(HOSTILE_ID)
+        [event] = await sysdb.list_events(HOSTILE_ID, 10)
         assert event.key == f"state-{SCRIPT}" and event.serialization == "portable_json"
         entries = await sysdb.list_stream_entries(HOSTILE_ID, 10)
         assert [(e.key, e.offset) for e in entries] == [("progress", 0), ("progress", 1)]
