@@ -117,14 +117,21 @@ def new_location(old: str) -> str | None:
 class _MovedModuleLoader(importlib.abc.Loader):
     def __init__(self, target: str) -> None:
         self._target = target
+        self._own_spec: importlib.machinery.ModuleSpec | None = None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         # The module already at its new path, shared: the old name is only another key.
-        return importlib.import_module(self._target)
+        module = importlib.import_module(self._target)
+        self._own_spec = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
         # Already executed under its own name; executing it again would re-create its classes.
-        return None
+        # The import system has just set module.__spec__ to the old name's spec, unasked:
+        # give the module its own back, or a package would stop looking like one (its
+        # importlib.resources files, its submodules) to every later reader.
+        if self._own_spec is not None:
+            module.__spec__ = self._own_spec
 
 
 class _MovedModuleFinder(importlib.abc.MetaPathFinder):

@@ -155,3 +155,21 @@ def test_an_old_path_is_an_alias_of_the_new_module_not_a_copy() -> None:
 def test_a_path_that_never_existed_is_still_an_import_error() -> None:
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("dbos_trio.engine.no_such_module")
+
+
+def test_importing_an_old_path_leaves_the_new_module_as_it_was() -> None:
+    # Run in a fresh interpreter: the import system sets __spec__ on the module an old path
+    # resolves to, and a package whose spec was replaced stopped being a package
+    # (importlib.resources refused it: "'dbos_trio._datasource' is not a package").
+    code = (
+        "import importlib, importlib.resources as r, dbos_trio\n"
+        "importlib.import_module('dbos_trio.datasource.protocol')\n"
+        "importlib.import_module('dbos_trio.engine.status')\n"
+        "import dbos_trio._datasource as ds, dbos_trio._engine.workflows.status as st\n"
+        "assert ds.__spec__.name == 'dbos_trio._datasource', ds.__spec__\n"
+        "assert ds.__spec__.submodule_search_locations, ds.__spec__\n"
+        "assert st.__spec__.name == 'dbos_trio._engine.workflows.status', st.__spec__\n"
+        "assert any(f.name.endswith('.sql') for f in r.files('dbos_trio._datasource')"
+        ".joinpath('queries').iterdir())\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
