@@ -37,6 +37,7 @@ class Lifecycle(DBOSBase):
         :class:`~dbos_trio.DBOSConfigError` before anything connects.
         """
         require_optional_seconds(drain_seconds, "launched drain_seconds")
+        require_trio("launched()")
         if self._slot.executor is not None or self._launching:
             raise DBOSException("this DBOS instance is already launched")
         self._launching = True
@@ -69,3 +70,17 @@ class Lifecycle(DBOSBase):
         async with self.launched():
             task_status.started()
             await trio.sleep_forever()
+
+
+def require_trio(what: str) -> None:
+    """Raise a :class:`~dbos_trio.DBOSException` that says what to do when ``what`` is
+    awaited outside a Trio run (``asyncio.run(main())`` gives Trio's bare "must be called
+    from async context" otherwise)."""
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:
+        raise DBOSException(
+            f"{what} runs on Trio, and this is not a Trio run: start your program with "
+            "trio.run(main), not asyncio.run(main) (asyncio-only libraries can still run "
+            "inside steps: @dbos.step(asyncio=True), see dbos_trio.aio)"
+        ) from None
