@@ -76,6 +76,10 @@ class ErrorReading:
         ``__main__.PaymentDeclined``)."""
         return one_line(self.error)
 
+    def text(self) -> str:
+        """The summary line and its details, as one block of text."""
+        return "\n".join([self.summary(), *self.details()])
+
     def details(self) -> list[str]:
         """The lines under the summary: each nested error (a retries error's attempts),
         then the traceback of the error or, if it has none, of its last attempt."""

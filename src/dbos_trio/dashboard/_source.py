@@ -125,7 +125,7 @@ class Source:
             # and traceback, whatever the setting and whoever's the class.
             reading = read_error(raw)
             if reading is not None:
-                return Shown("\n".join([reading.summary(), *reading.details()]), True)
+                return Shown(reading.text(), True)
         if fmt == PICKLE and not self.allow_pickle:
             return Shown(raw, False, "pickled: shown as stored (start with --allow-pickle)")
         try:
@@ -136,7 +136,7 @@ class Source:
                 error = self.codec.decode_error(raw, fmt)
                 reading = read_error(error)
                 assert reading is not None
-                return Shown("\n".join([reading.summary(), *reading.details()]), True)
+                return Shown(reading.text(), True)
             return Shown(_text(self.codec.decode(raw, fmt)), True)
         except Exception as error:
             return Shown(raw, False, f"not decoded: {error}")
