@@ -153,7 +153,7 @@ async def insert_enqueued(
 ) -> WorkflowHandle[Any]:
     """Insert an enqueue's row — from a workflow body with its parent step, under the
     control latch, a deduplication refusal recorded as the step's error — and return the
-    handle: the holder's (``return-existing``), or this id's once the existing row is
+    handle: the holder's (``return-existing``, recorded as the step's child), or this id's once the existing row is
     checked to be the same workflow and allowed by the reuse policy. Wakes the queue."""
     link = None if slot is None else parent_step(slot, now)
     try:
@@ -167,6 +167,11 @@ async def insert_enqueued(
             await checkpoint.record_error(slot, duplicate, started_at_ms=now)
         raise
     if isinstance(init, str):
+        if slot is not None:
+            # Attached to the holder: record it as this step's child, so a replay (a
+            # recovery, a fork from a later step) returns the same workflow instead of
+            # enqueueing again once the holder has finished and freed its id.
+            await checkpoint.record(slot, started_at_ms=now, child_workflow_id=init)
         return handle_for(executor, init)
     check_same_workflow(new.workflow_id, init, new.name, new.class_name, new.config_name)
     check_reuse(new.workflow_id, init, extras)
