@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from dbos_trio._core.statuses import CANCELLED
 from dbos_trio._engine.durable.waits import first_finished
 from dbos_trio._engine.workflows import checkpoint
 from dbos_trio._engine.workflows.checkpoint import Slot
@@ -92,8 +93,9 @@ class WorkflowHandle(StoredWorkflowHandle[R]):
         A CANCELLED workflow raises :class:`~dbos_trio.DBOSAwaitedWorkflowCancelledError`
         (cancelled, or its timeout expired), a dead-lettered one
         :class:`~dbos_trio.DBOSAwaitedWorkflowMaxRecoveryAttemptsExceeded`, a deleted one
-        :class:`~dbos_trio.DBOSNonExistentWorkflowError`. Cancelling the wait does not
-        touch the workflow.
+        :class:`~dbos_trio.DBOSNonExistentWorkflowError`. A handle on an execution that was
+        cancelled reads the row again, so once the workflow is resumed it gets the resumed
+        run's result. Cancelling the wait does not touch the workflow.
         """
         slot = checkpoint.reserve(GET_RESULT)
         if slot is not None:
@@ -102,7 +104,9 @@ class WorkflowHandle(StoredWorkflowHandle[R]):
         local = self._local or self._executor.local.get(self._workflow_id)
         if local is not None:
             await local.done.wait()
-            if local.outcome is not None:
+            # A cancelled execution is not the last word: the workflow may have been
+            # resumed since, so the row answers (as a handle taken later would).
+            if local.outcome is not None and local.outcome.status != CANCELLED:
                 if local.raised is not None:
                     raise local.raised
                 returned: R = local.returned
