@@ -11,7 +11,14 @@ from collections.abc import Callable
 import pytest
 import trio
 
-from dbos_trio import DBOS, DBOSAwaitedWorkflowCancelledError, SetWorkflowID
+from dbos_trio import (
+    DBOS,
+    Client,
+    DBOSAwaitedWorkflowCancelledError,
+    DBOSException,
+    DBOSNotLaunchedError,
+    SetWorkflowID,
+)
 
 from support.waiting import HANG_GUARD
 
@@ -56,3 +63,37 @@ async def test_a_handle_taken_before_a_cancel_returns_the_result_once_resumed(
             assert await resumed.get_result() == "done"
             assert await original.get_result() == "done"
             assert (await original.get_status()).status == "SUCCESS"
+
+
+async def test_a_handle_outlives_its_launch_and_works_again_in_the_next_one(
+    make_dbos: MakeDBOS, dbos_url: str
+) -> None:
+    """dbos 3.4's handles keep answering after the block that took them; here a handle
+    whose DBOS has shut down says so (not "connection pool is closed"), and reaches the
+    database through the same DBOS's next launch. A client's handle likewise follows its
+    client."""
+    dbos = make_dbos()
+
+    @dbos.workflow()
+    async def work(x: int) -> int:
+        return x * 2
+
+    async with dbos.launched():
+        with SetWorkflowID("h"):
+            handle = await dbos.start_workflow(work, 21)
+        assert await handle.get_result() == 42
+    with pytest.raises(DBOSNotLaunchedError, match=r"WorkflowHandle\('h'\)\.get_status"):
+        await handle.get_status()
+    with pytest.raises(DBOSNotLaunchedError, match="shut down since the handle was taken"):
+        await handle.get_result()
+    async with dbos.launched():
+        assert await handle.get_result() == 42
+        assert (await handle.get_status()).status == "SUCCESS"
+
+    client = Client(dbos_url)
+    async with client:
+        by_client = await client.retrieve_workflow("h")
+    with pytest.raises(DBOSException, match="client is not open"):
+        await by_client.get_result()
+    async with client:
+        assert await by_client.get_result() == 42

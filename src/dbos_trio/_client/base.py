@@ -36,8 +36,18 @@ T = TypeVar("T")
 class ClientWorkflowHandle(StoredWorkflowHandle[R]):
     """A handle on a workflow, held by a client: its id, status and (polled) result.
 
-    Nothing a client does is checkpointed, even from inside a workflow body.
+    Nothing a client does is checkpointed, even from inside a workflow body. The handle
+    reaches the database through its client while the client is open (reopened, too);
+    outside the client's ``async with`` block a call raises
+    :class:`~dbos_trio.DBOSException` saying so.
     """
+
+    def __init__(self, client: ClientBase, workflow_id: str) -> None:
+        super().__init__(client._require("handle"), workflow_id)
+        self._client = client
+
+    def _reach(self, operation: str) -> Runtime:
+        return self._client._require(f"handle {operation}")
 
 
 class ClientReach:
@@ -209,7 +219,7 @@ class ClientBase:
         return self._runtime
 
     def _handle(self, workflow_id: str) -> ClientWorkflowHandle[Any]:
-        return ClientWorkflowHandle(self._require("handle"), workflow_id)
+        return ClientWorkflowHandle(self, workflow_id)
 
 
 async def _close_shielded(sysdb: Any) -> None:

@@ -54,6 +54,11 @@ class LocalExecution:
     # Set when the workflow was cancelled (here, or elsewhere and seen by the watcher): the
     # scope's cancellation is then the row's outcome to adopt, not a shutdown.
     cancel_requested: bool = False
+    # Paused (seen by the watcher, or by a step whose retries ran out): the execution stops
+    # when no step of it runs (``steps_running``), so a running step records first
+    # (see workflows/pausing.py).
+    pause_requested: bool = False
+    steps_running: int = 0
     # Run as a task of the executor's nursery (a dequeued or recovered row): nobody awaits
     # the task itself, so an execution that lost its row ends at once instead of waiting
     # for the new owner's outcome (its handles fall back to the row).
@@ -108,6 +113,22 @@ class Runtime:
                 execution.scope.cancel()
             self.wakeups.wake(outcome_key(workflow_id))
 
+    def pause_local(self, workflow_ids: Iterable[str]) -> list[str]:
+        """These workflows were paused: each running here stops before its next step (at
+        once if no step of it runs now, else when its running steps have recorded). The
+        ids newly asked to stop here."""
+        asked: list[str] = []
+        for workflow_id in workflow_ids:
+            execution = self.local.get(workflow_id)
+            if execution is None or execution.pause_requested:
+                continue
+            execution.pause_requested = True
+            asked.append(workflow_id)
+            if execution.steps_running == 0:
+                execution.cancel_requested = True
+                execution.scope.cancel()
+        return asked
+
 
 class Executor(Runtime):
     """Runtime state of one launched :class:`~dbos_trio.DBOS` instance."""
@@ -151,6 +172,9 @@ class Executor(Runtime):
         # Cancel scopes of the tasks that start work (dequeue supervisor, orphan sweep):
         # a graceful drain cancels them first (engine/drain.py).
         self.claimers: list[trio.CancelScope] = []
+        # The DBOS instance's slot this executor fills while launched (None when opened
+        # without one): handles find the instance's next executor through it.
+        self.slot: ExecutorSlot | None = None
 
     @property
     def app_name(self) -> str:

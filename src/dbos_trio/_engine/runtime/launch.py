@@ -140,6 +140,7 @@ async def open_executor(
                 _observe(executor)
                 if slot is not None:
                     slot.executor = executor
+                    executor.slot = slot
                 try:
                     await _start(executor, declared_queues, queue_conflicts)
                     logger.info(

@@ -27,7 +27,7 @@ from dbos_trio._engine.workflows.start import (
 )
 from dbos_trio._engine.workflows.status import WorkflowStatus, workflow_status
 from dbos_trio._registry import RegisteredWorkflow
-from dbos_trio.errors import DBOSException, DBOSNonExistentWorkflowError
+from dbos_trio.errors import DBOSException, DBOSNonExistentWorkflowError, DBOSNotLaunchedError
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Executor, LocalExecution, Runtime
@@ -56,6 +56,10 @@ class StoredWorkflowHandle(Generic[R]):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._workflow_id!r})"
 
+    def _reach(self, operation: str) -> Runtime:
+        """The runtime ``operation`` reaches the database through (the one given)."""
+        return self._runtime
+
     async def get_status(self) -> WorkflowStatus:
         """The workflow's current status row, read now.
 
@@ -63,20 +67,27 @@ class StoredWorkflowHandle(Generic[R]):
         deleted. One read: cancellation changes nothing; a database failure raises
         :class:`~dbos_trio.SystemDatabaseError` after the retries.
         """
-        row = await self._runtime.sysdb.get_workflow(self._workflow_id)
+        runtime = self._reach("get_status")
+        row = await runtime.sysdb.get_workflow(self._workflow_id)
         if row is None:
             raise DBOSNonExistentWorkflowError("target", self._workflow_id)
-        return workflow_status(self._runtime.codec, row)
+        return workflow_status(runtime.codec, row)
 
     async def get_result(self) -> R:
         """Wait for the workflow to finish (polling); return its result or raise its error."""
-        outcome = await wait_for_outcome(self._runtime, self._workflow_id)
-        value: R = raise_or_return(self._runtime, self._workflow_id, outcome)
+        runtime = self._reach("get_result")
+        outcome = await wait_for_outcome(runtime, self._workflow_id)
+        value: R = raise_or_return(runtime, self._workflow_id, outcome)
         return value
 
 
 class WorkflowHandle(StoredWorkflowHandle[R]):
-    """A started, enqueued or retrieved workflow, seen from a launched executor."""
+    """A started, enqueued or retrieved workflow, seen from a launched executor.
+
+    The handle outlives its executor's launch: after ``launched()`` exits, a call raises
+    :class:`~dbos_trio.DBOSNotLaunchedError` saying so, and once the same ``DBOS`` is
+    launched again the handle reaches the database through the new executor.
+    """
 
     def __init__(
         self, executor: Executor, workflow_id: str, local: LocalExecution | None = None
@@ -84,6 +95,19 @@ class WorkflowHandle(StoredWorkflowHandle[R]):
         super().__init__(executor, workflow_id)
         self._executor = executor
         self._local = local
+
+    def _reach(self, operation: str) -> Executor:
+        """The executor this handle came from while it runs, else the same ``DBOS``'s
+        current one; :class:`~dbos_trio.DBOSNotLaunchedError` when it has none."""
+        executor, slot = self._executor, self._executor.slot
+        if slot is None or slot.executor is executor:
+            return executor
+        if slot.executor is None:
+            raise DBOSNotLaunchedError(
+                f"WorkflowHandle({self._workflow_id!r}).{operation} (its DBOS has shut "
+                "down since the handle was taken; a Client can read the workflow meanwhile)"
+            )
+        return slot.executor
 
     async def get_result(self) -> R:
         """Wait for the workflow to finish; return its result or raise its error.
@@ -101,7 +125,9 @@ class WorkflowHandle(StoredWorkflowHandle[R]):
         if slot is not None:
             result: R = await get_result_in_workflow(slot, self._workflow_id)
             return result
-        local = self._local or self._executor.local.get(self._workflow_id)
+        executor = self._reach("get_result")
+        mine = self._local if executor is self._executor else None
+        local = mine or executor.local.get(self._workflow_id)
         if local is not None:
             await local.done.wait()
             # A cancelled execution is not the last word: the workflow may have been
@@ -111,7 +137,9 @@ class WorkflowHandle(StoredWorkflowHandle[R]):
                     raise local.raised
                 returned: R = local.returned
                 return returned
-        return await super().get_result()
+        outcome = await wait_for_outcome(executor, self._workflow_id)
+        value: R = raise_or_return(executor, self._workflow_id, outcome)
+        return value
 
 
 def handle_for(executor: Executor, workflow_id: str) -> WorkflowHandle[Any]:
