@@ -153,8 +153,9 @@ async def insert_enqueued(
 ) -> WorkflowHandle[Any]:
     """Insert an enqueue's row — from a workflow body with its parent step, under the
     control latch, a deduplication refusal recorded as the step's error — and return the
-    handle: the holder's (``return-existing``, recorded as the step's child), or this id's once the existing row is
-    checked to be the same workflow and allowed by the reuse policy. Wakes the queue."""
+    handle: the holder's (``return-existing``, recorded as the step's child), or this
+    id's once the existing row is checked to be the same workflow and allowed by the
+    reuse policy. Wakes the queue."""
     link = None if slot is None else parent_step(slot, now)
     try:
         if slot is None:
