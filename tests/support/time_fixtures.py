@@ -253,7 +253,8 @@ class Notice:
 
 
 class NotifyWatcher:
-    """LISTENs on the DBOS channels on a connection of the test's own, in a task."""
+    """LISTENs on the DBOS channels (or ``channels``) on a connection of the test's own,
+    in a task."""
 
     def __init__(self, conn: TrioConnection) -> None:
         self._conn = conn
@@ -262,9 +263,11 @@ class NotifyWatcher:
 
     @classmethod
     @asynccontextmanager
-    async def open(cls, url: str) -> AsyncIterator[NotifyWatcher]:
+    async def open(
+        cls, url: str, channels: tuple[str, ...] = CHANNELS
+    ) -> AsyncIterator[NotifyWatcher]:
         async with connected(url) as conn:
-            for channel in CHANNELS:
+            for channel in channels:
                 await conn.execute(f"LISTEN {channel}", prepare=False)
             watcher = cls(conn)
             async with trio.open_nursery() as nursery:

@@ -15,8 +15,10 @@ without an outbox). Invariants, and why:
   (the schema is the client's); SQLite has no second connection to share a transaction
   with, so a client on SQLite refuses.
 * **Wakeups come from the commit.** Nothing here can wake an executor before the caller
-  commits; executors find the enqueued row by polling their queue, and a message wakes
-  its receiver through the migration-1 trigger's NOTIFY, sent by PostgreSQL at commit.
+  commits: an enqueue NOTIFYs its queue's workers in the caller's transaction (with
+  notifications on), and a message wakes its receiver through the migration-1 trigger's
+  NOTIFY; PostgreSQL sends both at commit, and neither after a rollback. Executors that
+  miss one find the row by polling their queue.
 
 The connection may be a blocking ``psycopg.Connection`` (its statement runs in a worker
 thread, so the Trio loop is not blocked; do not use the connection from elsewhere
@@ -42,6 +44,7 @@ from dbos_trio._ops import messages as messaging
 from dbos_trio._ops.messages import SEND, SEND_BULK, SendMessage
 from dbos_trio._sysdb.postgres.backend import PostgresSystemDatabase, statement_text
 from dbos_trio._sysdb.rows import init_result, new_workflow_params
+from dbos_trio._sysdb.wakeups import enqueue_announcement
 from dbos_trio.errors import (
     DBOSArgumentTypeError,
     DBOSException,
@@ -93,6 +96,13 @@ class ClientTransactional(ClientBase):
         check_same_workflow(
             new.workflow_id, init, options.workflow_name, options.class_name, options.instance_name
         )
+        announcement = enqueue_announcement(new.queue_name or "", new.status)
+        if init.created and announcement is not None and _pushes(runtime):
+            # In the caller's transaction: PostgreSQL delivers it at commit, and drops it
+            # with a rollback, so no worker is woken for a row that never existed.
+            _, channel, payload = announcement
+            notify = statement_text(schema, "notify_batch")
+            await _fetch(conn, notify, {"channel": channel, "payloads": [payload]})
         return self._handle(new.workflow_id)
 
     async def send_in_transaction(
@@ -190,6 +200,12 @@ class ClientTransactional(ClientBase):
                 "second connection to share a transaction with)"
             )
         return runtime, sysdb.schema
+
+
+def _pushes(runtime: Runtime) -> bool:
+    """Whether the client NOTIFYs other processes (``use_listen_notify``)."""
+    sysdb = runtime.sysdb
+    return isinstance(sysdb, PostgresSystemDatabase) and sysdb.notifier.pushes
 
 
 async def _forks_on(conn: Any, schema: str, workflow_id: str) -> list[str]:

@@ -27,6 +27,8 @@ from types import TracebackType
 
 import trio
 
+from dbos_trio._core.statuses import DELAYED as DELAYED_STATUS
+from dbos_trio._core.statuses import ENQUEUED
 from dbos_trio.errors import DBOSException
 
 MESSAGES = "m::"
@@ -35,9 +37,18 @@ STREAMS = "s::"
 OUTCOMES = "o::"
 QUEUES = "q::"
 CANCELS = "c::"
+DELAYED = "d::"
 CANCEL_CHANNEL = "dbos_trio_cancel_channel"
 """The NOTIFY channel of cancellations written by dbos_trio (other SDKs send none: their
 cancels are found by polling). The payload is empty: it only says "look again"."""
+QUEUE_CHANNEL = "dbos_trio_queue_channel"
+"""The NOTIFY channel of enqueues written by dbos_trio (a Client, another executor, an
+enqueue in the caller's transaction); the payload is the queue's name, so a listener
+wakes :func:`queue_key` of that queue. Rows written by other SDKs send nothing and are
+found by the queue's polling."""
+DELAYED_CHANNEL = "dbos_trio_delayed_channel"
+"""The NOTIFY channel of DELAYED rows written by dbos_trio: the payload is empty; it wakes
+:func:`delayed_key` so the dequeue supervisor re-reads when the next delay comes due."""
 
 
 def message_key(destination_id: str, topic: str) -> str:
@@ -53,8 +64,25 @@ def stream_key(workflow_id: str, key: str) -> str:
 
 
 def queue_key(queue_name: str) -> str:
-    """Woken when this process enqueues on the queue or frees one of its slots."""
+    """Woken when this process enqueues on the queue or frees one of its slots, and
+    (through NOTIFY on :data:`QUEUE_CHANNEL`) when another dbos_trio process enqueues."""
     return QUEUES + queue_name
+
+
+def delayed_key() -> str:
+    """Woken when a DELAYED workflow was written, here or (through NOTIFY) elsewhere."""
+    return DELAYED
+
+
+def enqueue_announcement(queue_name: str, status: str) -> tuple[str, str, str] | None:
+    """What a new row of ``status`` on ``queue_name`` wakes, as (key, channel, payload):
+    an ENQUEUED row its queue's worker, a DELAYED row the dequeue supervisor (which
+    releases it when due); None for any other status."""
+    if status == DELAYED_STATUS:
+        return delayed_key(), DELAYED_CHANNEL, ""
+    if status == ENQUEUED:
+        return queue_key(queue_name), QUEUE_CHANNEL, queue_name
+    return None
 
 
 def cancels_key() -> str:

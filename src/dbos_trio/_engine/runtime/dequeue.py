@@ -8,14 +8,20 @@ Invariants, and why:
   ``Config.listen_queues``, and starts a worker for each queue that has none. A worker
   leaves when its queue leaves the set. A failed sweep keeps the previous set: a database
   hiccup must not stop the queues.
+* DELAYED rows start at their time, not at the next sweep: the sweep reads when the
+  earliest comes due and sweeps again then (if sooner than the sweep interval), and a new
+  DELAYED row (written here, or NOTIFYed by another dbos_trio process) wakes it to read
+  again.
 * A worker claims with one statement (``SystemDatabase.claim``) sized by the budgets,
   and dispatches what it claimed in dequeue order. A lock or serialization conflict means
   a peer is claiming too: back off (x2, up to 120 s) and decay (x0.9) back to the queue's
   polling interval, with +-5 % jitter so peers drift apart.
 * A worker wakes early when this process enqueues on its queue or frees one of its slots,
-  so local work never waits for the polling interval; work enqueued elsewhere is found by
-  polling. How soon a worker claims again depends on what its last claim found (the
-  pause counts from that claim's start, and is at most the polling interval):
+  and when another dbos_trio process enqueues on it (a NOTIFY on the queue channel, with
+  notifications on), so such work never waits for the polling interval; rows written by
+  other SDKs (which NOTIFY nothing) are found by polling. How soon a worker claims again
+  depends on what its last claim found (the pause counts from that claim's start, and is
+  at most the polling interval):
 
   - one row or none: at once. A caller that enqueues one workflow at a time and waits
     for each is never delayed (an unconditional pause cost it the pause per workflow);
@@ -47,7 +53,7 @@ from dbos_trio._core.ids import heartbeat_owner_token
 from dbos_trio._engine.runtime.dispatch import dispatch
 from dbos_trio._sysdb.protocol import QueueContention
 from dbos_trio._sysdb.records import INTERNAL_QUEUE, ClaimedWorkflow, ClaimRequest
-from dbos_trio._sysdb.wakeups import queue_key
+from dbos_trio._sysdb.wakeups import delayed_key, queue_key
 from dbos_trio.errors import SystemDatabaseError
 
 if TYPE_CHECKING:
@@ -105,29 +111,43 @@ async def supervise(
     queues = executor.queue_set
     warned: set[str] = set()
     started = False
-    while True:
-        try:
-            sysdb = executor.sysdb
-            released = await sysdb.release_delayed(executor.app_name, executor.clock.now_ms())
-            configs = await sysdb.list_queues(executor.app_name)
-            latest = await sysdb.latest_version(executor.app_name)
-            executor.is_latest_version = latest is None or latest == executor.app_version
-            queues.served = served_queues(executor, configs, warned)
-            if released:
-                # Released rows are new work: look now rather than at each queue's next poll.
-                for name in queues.working:
-                    executor.wakeups.wake(queue_key(name))
-        except SystemDatabaseError as error:
-            logger.warning("queue sweep failed (keeping the previous queue set): %s", error)
-        except Exception as error:  # a row no SDK writes: the sweep goes on without it
-            logger.exception("queue sweep failed (keeping the previous queue set): %r", error)
-        for name in sorted(queues.served - queues.working):
-            queues.working.add(name)
-            executor.spawn(run_worker, executor, name)
-        if not started:
-            started = True
-            task_status.started()
-        await trio.sleep(sweep_interval)
+    with executor.wakeups.subscribe(delayed_key()) as delayed:
+        while True:
+            next_due: int | None = None
+            try:
+                sysdb = executor.sysdb
+                released = await sysdb.release_delayed(executor.app_name, executor.clock.now_ms())
+                configs = await sysdb.list_queues(executor.app_name)
+                latest = await sysdb.latest_version(executor.app_name)
+                executor.is_latest_version = latest is None or latest == executor.app_version
+                queues.served = served_queues(executor, configs, warned)
+                if released:
+                    # Released rows are new work: look now, not at each queue's next poll.
+                    for name in queues.working:
+                        executor.wakeups.wake(queue_key(name))
+                next_due = await sysdb.next_delayed_due(executor.app_name)
+            except SystemDatabaseError as error:
+                logger.warning("queue sweep failed (keeping the previous queue set): %s", error)
+            except Exception as error:  # a row no SDK writes: the sweep goes on without it
+                logger.exception("queue sweep failed (keeping the previous queue set): %r", error)
+            for name in sorted(queues.served - queues.working):
+                queues.working.add(name)
+                executor.spawn(run_worker, executor, name)
+            if not started:
+                started = True
+                task_status.started()
+            # Until the next sweep, the earliest delay coming due, or a new DELAYED row
+            # written (here, or by another dbos_trio process through NOTIFY).
+            await delayed.wait(sweep_wait(sweep_interval, next_due, executor.clock.now_ms()))
+
+
+def sweep_wait(sweep_interval: float, next_due_ms: int | None, now_ms: int) -> float:
+    """Seconds until the supervisor's next sweep: at most ``sweep_interval``, and no later
+    than the first DELAYED row's time (``next_due_ms``, epoch ms; None: none)."""
+    if next_due_ms is None:
+        return sweep_interval
+    # A millisecond late, so the row is due by the database's clock as well as ours.
+    return max(0.0, min(sweep_interval, (next_due_ms - now_ms + 1) / 1000))
 
 
 async def run_worker(executor: Executor, queue_name: str) -> None:

@@ -39,6 +39,11 @@ class QueueStore(Protocol):
     async def release_delayed(self, application_name: str, now_ms: int) -> int:
         """DELAYED rows whose delay has passed become ENQUEUED; the count moved."""
 
+    async def next_delayed_due(self, application_name: str) -> int | None:
+        """When (epoch ms) the application's (or an unclaimed) DELAYED row comes due
+        first; None when there is none (a row without a time is left out: every release
+        takes it)."""
+
     async def list_partitions(self, queue_name: str) -> list[str]:
         """Distinct partition keys with ENQUEUED rows on the queue."""
 

@@ -12,8 +12,9 @@ Invariants, and why:
   claim also spends a queue-wide budget, which rows of other partitions never lock.
 * One executor per application sweeps timeouts at a time, elected by a transaction-scoped
   advisory lock keyed by schema and application.
-* Other processes learn of events and stream writes through a coalescing notifier, and of
-  messages through the migration-1 trigger; this process's waiters are woken at once.
+* Other processes learn of events, stream writes, cancellations and enqueues through a
+  coalescing notifier (enqueues on its leading edge), and of messages through the
+  migration-1 trigger; this process's waiters are woken at once.
 * No secret of the URLs (``url``, ``direct_url``) reaches an error or a log line: one
   :class:`~dbos_trio._redact.Scrubber` of both is handed to the pool, and through it to
   the statement runner, the retrier, the listener and the notifier; a failure to connect
@@ -75,7 +76,7 @@ from dbos_trio._sysdb.statements import (
     render,
     to_psycopg,
 )
-from dbos_trio._sysdb.wakeups import WakeupRegistry
+from dbos_trio._sysdb.wakeups import DELAYED_CHANNEL, QUEUE_CHANNEL, WakeupRegistry
 from dbos_trio.errors import DBOSInitializationError
 
 # A lost connection or a restarting server: three more tries, 0.05, 0.25 and 1 s apart; a
@@ -198,6 +199,8 @@ class PostgresSystemDatabase(SQLSystemDatabase):
             push=use_listen_notify,
             notify_sql=self._db.sql("notify_batch"),
             retrier=retrier,
+            # A worker in another process waits for these: pushed on the leading edge.
+            urgent=frozenset({QUEUE_CHANNEL, DELAYED_CHANNEL}),
         )
         # A stable 64-bit key per (schema, application) for the timeout-sweep leader lock.
         self._sweep_lock_keys: dict[str, int] = {}

@@ -2,8 +2,9 @@
 
 Invariants, and why:
 
-* One dedicated autocommit connection LISTENs on the three DBOS channels (inside a
-  transaction LISTEN would only take effect at commit). Each notification wakes the key
+* One dedicated autocommit connection LISTENs on the three DBOS channels and dbos_trio's
+  own (cancellations, enqueues, delayed rows; inside a transaction LISTEN would only take
+  effect at commit). Each notification wakes the key
   ``prefix + payload``; the payload is never split.
 * NOTIFY is not queued for an absent listener, so after every (re)connect every waiter is
   woken to look at the database again; so is every waiter when a delivering connection is
@@ -39,8 +40,12 @@ from dbos_trio._sysdb.retry import Retrier
 from dbos_trio._sysdb.wakeups import (
     CANCEL_CHANNEL,
     CANCELS,
+    DELAYED,
+    DELAYED_CHANNEL,
     EVENTS,
     MESSAGES,
+    QUEUE_CHANNEL,
+    QUEUES,
     STREAMS,
     WakeupRegistry,
 )
@@ -52,6 +57,8 @@ CHANNEL_PREFIXES = {
     "dbos_workflow_events_channel": EVENTS,
     "dbos_streams_channel": STREAMS,
     CANCEL_CHANNEL: CANCELS,
+    QUEUE_CHANNEL: QUEUES,
+    DELAYED_CHANNEL: DELAYED,
 }
 SELF_TEST_CHANNEL = "dbos_notifications_channel"
 SELF_TEST_PAYLOAD = "dbos_listen_selftest"

@@ -8,6 +8,11 @@ Invariants, and why:
   whole batch. A NOTIFY inside the writing transaction would take PostgreSQL's global
   notify lock at commit and serialize every notifying commit; outside it costs one
   statement per window, whatever the write rate.
+* Payloads of an *urgent* channel (enqueues: a worker elsewhere waits for them) go out on
+  the leading edge: at once when no batch was pushed within the last window, else at the
+  end of that window, with everything pending on every channel. A lone enqueue thus
+  reaches other processes one statement after its commit, and under load the statements
+  stay at one per window.
 * Idle costs nothing: no timer runs without a pending payload.
 * A batch that fails for a transient reason (an outage) is dropped, never retried: a
   notification is only a hint, and waiters re-check the database on their own interval
@@ -50,6 +55,7 @@ class Notifier:
         push: bool,
         notify_sql: str,
         retrier: Retrier | None = None,
+        urgent: frozenset[str] = frozenset(),
     ) -> None:
         self._pool = pool
         self._wakeups = wakeups
@@ -57,9 +63,17 @@ class Notifier:
         self._push = push
         self._notify_sql = notify_sql
         self._retrier = retrier
+        self._urgent = urgent
         self._pending: dict[str, set[str]] = {}
         self._batch_opened = trio.Event()
+        self._urgent_pending = trio.Event()
+        self._last_push = -float("inf")  # when the last batch was taken (Trio clock)
         self.flushes = 0
+
+    @property
+    def pushes(self) -> bool:
+        """Whether payloads are pushed to other processes (notifications on)."""
+        return self._push
 
     def publish(self, channel: str, payload: str, key: str) -> None:
         """A write on ``channel`` committed: wake ``key`` here, and push ``payload`` soon."""
@@ -71,12 +85,19 @@ class Notifier:
             return
         self._pending.setdefault(channel, set()).add(payload)
         self._batch_opened.set()
+        if channel in self._urgent:
+            self._urgent_pending.set()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
         while True:
             await self._batch_opened.wait()
-            await trio.sleep(self._window)
+            # The trailing window of ordinary payloads, cut short by an urgent one ...
+            with trio.move_on_after(self._window):
+                await self._urgent_pending.wait()
+            # ... which still waits out the window of the last push: one batch per window.
+            await trio.sleep_until(self._last_push + self._window)
+            self._last_push = trio.current_time()
             await self.flush()
 
     async def flush(self) -> None:
@@ -87,6 +108,7 @@ class Notifier:
         """
         pending, self._pending = self._pending, {}
         self._batch_opened = trio.Event()
+        self._urgent_pending = trio.Event()
         try:
             while pending:
                 channel, payloads = next(iter(pending.items()))

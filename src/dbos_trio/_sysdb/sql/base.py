@@ -13,7 +13,7 @@ from typing import Any, ClassVar, NoReturn
 from dbos_trio._core.statuses import CANCELLED
 from dbos_trio._sysdb.sql.listing import ListingDialect
 from dbos_trio._sysdb.statements import StatementRunner, Transaction
-from dbos_trio._sysdb.wakeups import WakeupRegistry
+from dbos_trio._sysdb.wakeups import WakeupRegistry, enqueue_announcement
 from dbos_trio.errors import DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError
 
 
@@ -32,6 +32,15 @@ class SQLBackendBase:
         ``notify`` = (channel, payload), those of other processes (``None``: a trigger
         notifies them already)."""
         raise NotImplementedError
+
+    def _announce_enqueued(self, queue_name: str, status: str) -> None:
+        """A new ENQUEUED or DELAYED row on ``queue_name`` committed: wake the queue's
+        worker (here at once, elsewhere through NOTIFY), or the dequeue supervisor, which
+        releases the row when it comes due."""
+        announcement = enqueue_announcement(queue_name, status)
+        if announcement is not None:
+            key, channel, payload = announcement
+            self._announce(key, (channel, payload))
 
     async def _sweep_leader(self, tx: Transaction, application_name: str) -> bool:
         """Inside the sweep's transaction: whether this executor sweeps timeouts now."""

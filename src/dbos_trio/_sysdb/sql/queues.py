@@ -75,6 +75,10 @@ class QueueOperations(SQLBackendBase):
             return 0
         return await self._db.run("release_delayed", params)
 
+    async def next_delayed_due(self, application_name: str) -> int | None:
+        row = await self._db.one("next_delayed_due", {"application_name": application_name})
+        return None if row is None or row[0] is None else int(row[0])
+
     async def list_partitions(self, queue_name: str) -> list[str]:
         rows = await self._db.all("list_partitions", {"queue_name": queue_name})
         return [row[0] for row in rows]

@@ -87,7 +87,10 @@ class WorkflowOperations(StepBatchOperations):
             # Only a child start writes nothing: the parent is no longer ours.
             assert parent is not None
             await self._raise_lost_ownership(parent.workflow_id, parent.owner_xid)
-        return init_result(row)
+        result = init_result(row)
+        if result.created and new.queue_name is not None:
+            self._announce_enqueued(new.queue_name, new.status)
+        return result
 
     async def load_steps(self, workflow_id: str) -> dict[int, RecordedStep]:
         rows = await self._db.all("load_steps", {"workflow_id": workflow_id})
