@@ -59,6 +59,7 @@ PROTOCOL = frozenset(
                 "versions",
                 "management",
                 "inspection",
+                "activity",
             )
         ),
     )

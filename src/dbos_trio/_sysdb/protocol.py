@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from dbos_trio._sysdb.interfaces.activity import ActivityStore
 from dbos_trio._sysdb.interfaces.inspection import InspectionStore
 from dbos_trio._sysdb.interfaces.lifecycle import BackendLifecycle, BackgroundTask
 from dbos_trio._sysdb.interfaces.management import ManagementStore
@@ -42,12 +43,14 @@ class SystemDatabase(
     VersionStore,
     ManagementStore,
     InspectionStore,
+    ActivityStore,
     Protocol,
 ):
     """A connected system database. Methods are safe to call from concurrent Trio tasks."""
 
 
 __all__ = [
+    "ActivityStore",
     "BackendLifecycle",
     "BackgroundTask",
     "InspectionStore",

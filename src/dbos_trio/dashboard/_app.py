@@ -25,8 +25,10 @@ import trio
 
 from dbos_trio._core.filters import epoch_ms
 from dbos_trio._core.statuses import ALL_STATUSES
+from dbos_trio._ops.activity import MAX_WINDOW_MINUTES
 from dbos_trio._sysdb.errors import SystemDatabaseError, SystemDatabaseUnreachable
 from dbos_trio.dashboard import _ops_pages as ops_pages
+from dbos_trio.dashboard import _overview_pages as overview_pages
 from dbos_trio.dashboard import _workflow_pages as workflow_pages
 from dbos_trio.dashboard._http import (
     BodyTooLarge,
@@ -58,6 +60,13 @@ OUTCOMES = {
     "retried": "Retried: this new workflow runs the failed one again from its failed step.",
     "forked": "Forked: this is the new workflow.",
     "deleted": "Deleted.",
+    "triggered": "Triggered: this run of the schedule was enqueued now.",
+}
+SCHEDULE_ACTIONS = ("pause", "resume", "trigger")
+SCHEDULE_OUTCOMES = {
+    "paused": "Paused: it fires no more until resumed (every executor stops within its "
+    "scheduler's polling interval).",
+    "resumed": "Resumed: it fires again from its next tick.",
 }
 REQUEST_DEADLINE_SECONDS = 15.0
 """A page the system database does not answer within this long is a 503, not a hang (an
@@ -154,13 +163,17 @@ class DashboardApp:
         """``csrf_cookie``: the browser's, or the one this response sets."""
         path, method = request.path, request.method
         if method == "POST":
+            if path == "/schedule":
+                return await self._schedule_action(request)
             if path != "/action":
                 return Response(405, "method not allowed", "text/plain")
             return await self._action(request)
         if method not in ("GET", "HEAD"):
             return Response(405, "method not allowed", "text/plain")
         if path == "/":
-            return redirect("/workflows")
+            return redirect("/overview")
+        if path == "/overview":
+            return await self._overview(request)
         if path == "/workflows":
             return await self._workflows(request)
         if path == "/workflow":
@@ -172,7 +185,10 @@ class DashboardApp:
             return self._page("Queues", ops_pages.queues_content(queues, depths), "/queues")
         if path == "/schedules":
             listed = await self.source.schedules()
-            return self._page("Schedules", ops_pages.schedules_content(listed), "/schedules")
+            csrf = None if self.guard.read_only else self.guard.csrf_field(csrf_cookie)
+            done = notice(SCHEDULE_OUTCOMES.get(request.query.get("done", "")))
+            content = overview_pages.schedules_content(listed, self.source.now_ms(), csrf, done)
+            return self._page("Schedules", content, "/schedules")
         if path == "/executors":
             executors, versions = await self.source.executors()
             content = ops_pages.executors_content(executors, versions)
@@ -215,11 +231,25 @@ class DashboardApp:
             if query.get(field):
                 filters[key] = _time(query[field], field)
         rows = await self.source.list_workflows(filters)
+        errors = await self.source.failures(rows)
+        now = self.source.now_ms()
         if query.get("fragment") == "rows":
-            return Response(200, workflow_pages.workflow_rows(rows))
-        content = workflow_pages.list_content(query, rows, offset)
+            return Response(200, workflow_pages.workflow_rows(rows, errors, now))
+        content = workflow_pages.list_content(query, rows, offset, errors, now)
         done = OUTCOMES.get(query.get("done", ""))
         return self._page("Workflows", html("{0}{1}", notice(done), content), "/workflows")
+
+    async def _overview(self, request: Request) -> Response:
+        text = request.query.get("minutes", "60")
+        minutes = _whole(text)
+        if minutes is None or not 1 <= minutes <= MAX_WINDOW_MINUTES:
+            raise BadRequest(
+                f"minutes {text!r} must be a whole number from 1 to {MAX_WINDOW_MINUTES}"
+            )
+        view = await self.source.overview(minutes)
+        findings = await self.source.health()
+        content = overview_pages.overview_content(view, findings, minutes)
+        return self._page("Overview", content, "/overview")
 
     async def _workflow(self, request: Request) -> Response:
         workflow_id = request.query.get("id", "")
@@ -277,6 +307,27 @@ class DashboardApp:
             return redirect(url("/workflow", id=forked, done="forked"))
         await self.source.delete(workflow_id, delete_children=form.get("delete_children") == "1")
         return redirect(url("/workflows", done="deleted"))
+
+    async def _schedule_action(self, request: Request) -> Response:
+        if self.guard.read_only:
+            return self._error(403, "Read-only", "this dashboard was started read-only")
+        if not self.guard.csrf_ok(request.headers, request.cookies, request.form):
+            return self._error(403, "Forbidden", "the form's CSRF check failed: reload the page")
+        name, action = request.form.get("name", ""), request.form.get("action", "")
+        if action not in SCHEDULE_ACTIONS:
+            raise BadRequest(
+                f"unknown schedule action {action!r} (one of {', '.join(SCHEDULE_ACTIONS)})"
+            )
+        if not name or await self.source.get_schedule(name) is None:
+            return self._error(404, "Not found", f"no schedule {name!r}")
+        if action == "pause":
+            await self.source.pause_schedule(name)
+            return redirect(url("/schedules", done="paused"))
+        if action == "resume":
+            await self.source.resume_schedule(name)
+            return redirect(url("/schedules", done="resumed"))
+        triggered = await self.source.trigger_schedule(name)
+        return redirect(url("/workflow", id=triggered, done="triggered"))
 
 
 def local_path(path: str) -> str:

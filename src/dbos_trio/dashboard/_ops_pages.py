@@ -1,11 +1,11 @@
-"""Queues (limits and depth), schedules, and executors with application versions."""
+"""Queues (limits and depth), and executors with application versions (the schedules page
+is :mod:`._overview_pages`')."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from dbos_trio._core.admission import QueueConfig
-from dbos_trio._engine.schedules.definitions import WorkflowSchedule
 from dbos_trio._sysdb.records import ApplicationVersion, ExecutorSummary, QueueDepth
 from dbos_trio.dashboard._markup import Html, html
 from dbos_trio.dashboard._render import table, url, when
@@ -54,29 +54,6 @@ def queues_content(queues: list[QueueConfig], depths: list[QueueDepth]) -> Html:
             "application",
         ),
         rows,
-    )
-
-
-def schedules_content(schedules: list[WorkflowSchedule]) -> Html:
-    rows = [
-        html(
-            "<tr><td>{0}</td><td>{1}</td><td><code>{2}</code></td><td>{3}</td><td>{4}</td>"
-            "<td>{5}</td><td>{6}</td><td>{7}</td></tr>",
-            s.schedule_name,
-            s.workflow_name
-            if not s.workflow_class_name
-            else f"{s.workflow_class_name}.{s.workflow_name}",
-            s.schedule,
-            s.status,
-            s.last_fired_at or "",
-            s.queue_name or "",
-            s.application_name or "",
-            html('<a href="{0}">runs</a>', url("/workflows", name=s.workflow_name)),
-        )
-        for s in schedules
-    ]
-    return table(
-        ("schedule", "workflow", "cron", "status", "last fired", "queue", "application", ""), rows
     )
 
 

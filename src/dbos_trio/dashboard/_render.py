@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+from dbos_trio._core.human import duration_text, relative_text
 from dbos_trio._core.moments import invalid_time, moment_of
 from dbos_trio.dashboard._markup import Html, html, join
 from dbos_trio.dashboard._source import Shown
 
 NAV = (
+    ("/overview", "Overview"),
     ("/workflows", "Workflows"),
     ("/queues", "Queues"),
     ("/schedules", "Schedules"),
@@ -28,6 +30,7 @@ def url(path: str, **params: Any) -> str:
 
 
 def when(epoch_ms: int | None) -> Html:
+    """A stored stamp as a UTC date to the millisecond (the browser's local time on hover)."""
     if epoch_ms is None:
         return Html("")
     moment = moment_of(epoch_ms)
@@ -37,15 +40,28 @@ def when(epoch_ms: int | None) -> Html:
     return html(
         '<time datetime="{0}">{1}</time>',
         moment.isoformat(timespec="milliseconds"),
-        moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}",
+        moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} UTC",
     )
 
 
 def duration(start_ms: int | None, end_ms: int | None) -> str:
+    """The span between two stamps as a person reads it (``2.4 s``, ``3 min 20 s``)."""
     if start_ms is None or end_ms is None:
         return ""
-    ms = end_ms - start_ms
-    return f"{ms} ms" if ms < 10_000 else f"{ms / 1000:.1f} s"
+    return duration_text(end_ms - start_ms)
+
+
+def ago(epoch_ms: int | None, now_ms: int) -> Html:
+    """How long ago (or how soon) ``epoch_ms`` is, next to a time: ``3 min ago``."""
+    text = relative_text(epoch_ms, now_ms)
+    return html('<span class="age">{0}</span>', text) if text else Html("")
+
+
+def when_ago(epoch_ms: int | None, now_ms: int) -> Html:
+    """The time (UTC) and, after it, how long ago it is."""
+    if epoch_ms is None:
+        return Html("")
+    return html("{0} {1}", when(epoch_ms), ago(epoch_ms, now_ms))
 
 
 def badge(status: str) -> Html:

@@ -21,13 +21,18 @@ from typing import Any, TypeVar
 
 import attrs
 
+from dbos_trio._config import DEFAULT_HEARTBEAT_INTERVAL
 from dbos_trio._core.filters import normalize_filters
-from dbos_trio._core.pickled import read_error
+from dbos_trio._core.human import moment_text, relative_text
+from dbos_trio._core.pickled import one_line, read_error
 from dbos_trio._core.statuses import ALL_STATUSES, CANCELLABLE_STATUSES
+from dbos_trio._engine.recovery.doctor import Finding
 from dbos_trio._engine.schedules import definitions as schedules
 from dbos_trio._engine.schedules.definitions import WorkflowSchedule
-from dbos_trio._engine.state import Runtime
-from dbos_trio._ops import manage
+from dbos_trio._engine.state import Executor, Runtime
+from dbos_trio._ops import activity, manage
+from dbos_trio._ops import schedules as schedule_ops
+from dbos_trio._ops.activity import Overview
 from dbos_trio._ops.reach import unrecorded
 from dbos_trio._serialization import PICKLE, Codec
 from dbos_trio._sysdb.records import (
@@ -43,6 +48,8 @@ from dbos_trio._sysdb.records import (
     WorkflowRow,
 )
 
+SLEEP_STEP = "DBOS.sleep"  # its output is the wake-up time, in epoch seconds
+FAILED = ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 MESSAGE_LIMIT = 200
 # Steps and events shown on a workflow's page (one with 100,000 events was a 27 MB page).
 STEP_LIMIT = 500
@@ -161,7 +168,7 @@ class Source:
         steps = [
             (
                 step,
-                self.show(step.output, step.serialization),
+                self._step_output(step),
                 None if step.error is None else self.show(step.error, step.serialization, "error"),
             )
             for step in await sysdb.list_steps(workflow_id, limit=STEP_LIMIT + 1)
@@ -194,6 +201,55 @@ class Source:
             messages=messages,
             streams=streams,
         )
+
+    def _step_output(self, step: RecordedStep) -> Shown | None:
+        shown = self.show(step.output, step.serialization)
+        if step.function_name != SLEEP_STEP or shown is None or not shown.decoded:
+            return shown
+        try:
+            wake_ms = float(shown.text) * 1000
+        except ValueError:
+            return shown
+        when = moment_text(wake_ms)
+        if not when or when.startswith("invalid"):
+            return shown
+        now = self.runtime.clock.now_ms()
+        return Shown(f"wakes up at {when} ({relative_text(wake_ms, now)})", True)
+
+    async def failures(self, rows: list[WorkflowRow]) -> dict[str, str]:
+        """The one-line error (type: message) of each failed row of ``rows``, by id, read
+        without unpickling; one query for the failed rows only (their outputs are empty,
+        so no large payload is read for a listing)."""
+        failed = tuple(r.workflow_id for r in rows if r.status in FAILED)
+        if not failed:
+            return {}
+        loaded = await self.runtime.sysdb.list_workflows(
+            WorkflowFilters(workflow_ids=failed, load_input=False, load_output=True)
+        )
+        summaries = {}
+        for row in loaded:
+            shown = self.show(row.error, row.serialization, "error") if row.error else None
+            reading = read_error(row.error) if row.error else None
+            if reading is not None:
+                summaries[row.workflow_id] = one_line(reading.error)
+            elif shown is not None:
+                summaries[row.workflow_id] = shown.text.splitlines()[0] if shown.text else ""
+        return summaries
+
+    def now_ms(self) -> int:
+        return self.runtime.clock.now_ms()
+
+    async def overview(self, minutes: int) -> Overview:
+        return await activity.overview(self.reach, minutes=minutes)
+
+    async def health(self) -> list[Finding]:
+        runtime = self.runtime
+        interval = (
+            runtime.config.heartbeat_interval
+            if isinstance(runtime, Executor)
+            else DEFAULT_HEARTBEAT_INTERVAL
+        )
+        return await activity.health(self.reach, heartbeat_interval=interval, all_applications=True)
 
     async def step_ids(self, workflow_id: str) -> list[int]:
         steps = await self.runtime.sysdb.list_steps(workflow_id, limit=STEP_LIMIT)
@@ -234,6 +290,19 @@ class Source:
 
     async def delete(self, workflow_id: str, *, delete_children: bool) -> None:
         await manage.delete_workflow(self.reach, workflow_id, delete_children=delete_children)
+
+    async def pause_schedule(self, name: str) -> None:
+        await schedule_ops.pause_schedule(self.reach, name)
+
+    async def resume_schedule(self, name: str) -> None:
+        await schedule_ops.resume_schedule(self.reach, name)
+
+    async def trigger_schedule(self, name: str) -> str:
+        """The id of the run enqueued now."""
+        return await schedule_ops.trigger_schedule(self.reach, name)
+
+    async def get_schedule(self, name: str) -> WorkflowSchedule | None:
+        return await schedule_ops.get_schedule(self.reach, name)
 
     async def _cancellable(self, workflow_id: str) -> bool:
         # What cancel and resume act on (everything but an outcome), read just before: the

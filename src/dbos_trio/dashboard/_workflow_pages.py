@@ -34,15 +34,43 @@ RESUMABLE = frozenset(
 )
 
 
-def workflow_rows(rows: list[WorkflowRow]) -> Html:
+LIST_HEADERS = (
+    "workflow id",
+    "name",
+    "status",
+    "created",
+    "duration",
+    "error",
+    "queue",
+    "version",
+    "executor",
+)
+
+
+def _took(row: WorkflowRow, now_ms: int | None) -> Html:
+    """Finished: created to completed. Running (PENDING): so far, said as such."""
+    if row.completed_at is not None:
+        return html("{0}", duration(row.created_at, row.completed_at))
+    if row.status == "PENDING" and now_ms is not None and row.created_at is not None:
+        return html('<span class="note">running {0}</span>', duration(row.created_at, now_ms))
+    return Html("")
+
+
+def workflow_rows(
+    rows: list[WorkflowRow], errors: dict[str, str] | None = None, now_ms: int | None = None
+) -> Html:
+    """Rows of the list; ``errors``: the one-line error of each failed row, by id."""
+    errors = errors or {}
     return join(
         html(
-            "<tr><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td><td>{5}</td>"
-            "<td>{6}</td></tr>",
+            "<tr><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td>"
+            '<td class="error-cell">{5}</td><td>{6}</td><td>{7}</td><td>{8}</td></tr>',
             workflow_link(r.workflow_id),
             r.name or "",
             badge(r.status),
             when(r.created_at),
+            _took(r, now_ms),
+            errors.get(r.workflow_id, ""),
             r.queue_name or "",
             r.application_version or "",
             r.executor_id or "",
@@ -51,7 +79,13 @@ def workflow_rows(rows: list[WorkflowRow]) -> Html:
     )
 
 
-def list_content(query: dict[str, str], rows: list[WorkflowRow], offset: int) -> Html:
+def list_content(
+    query: dict[str, str],
+    rows: list[WorkflowRow],
+    offset: int,
+    errors: dict[str, str] | None = None,
+    now_ms: int | None = None,
+) -> Html:
     status_options = join(
         html(
             '<option value="{0}"{1}>{0}</option>',
@@ -91,9 +125,7 @@ def list_content(query: dict[str, str], rows: list[WorkflowRow], offset: int) ->
         )
     paging = html('<p class="paging">{0}</p>', join(links))
     listing = table(
-        ("workflow id", "name", "status", "created", "queue", "version", "executor"),
-        [workflow_rows(rows)] if rows else [],
-        body_id="workflow-rows",
+        LIST_HEADERS, [workflow_rows(rows, errors, now_ms)] if rows else [], body_id="workflow-rows"
     )
     return html("{0}{1}{2}", form, listing, paging)
 
@@ -232,9 +264,7 @@ def workflow_content(view: WorkflowPage, read_only: bool, done: str | None) -> H
                 _more(view.more_steps, len(step_rows), "steps", "workflow steps"),
             ]
         ),
-        table(
-            ("workflow id", "name", "status", "created", "queue", "version", "executor"), children
-        ),
+        table(LIST_HEADERS, children),
         join([table(("key", "value"), events), _more(view.more_events, len(events), "events", "")]),
         table(("sent", "topic", "state", "message"), messages),
         table(("key", "offset", "value"), streams),

@@ -8,6 +8,7 @@ how it wakes other processes, and how it elects the timeout sweeper.
 
 from __future__ import annotations
 
+from dbos_trio._sysdb.sql.activity import ActivityOperations
 from dbos_trio._sysdb.sql.attributes import AttributeOperations
 from dbos_trio._sysdb.sql.bulk import BulkOperations
 from dbos_trio._sysdb.sql.debounce import DebounceOperations
@@ -29,7 +30,7 @@ class SQLSystemDatabase(
     WorkflowOperations, ManagementOperations, QueueOperations, MessageOperations,
     ScheduleOperations, DebounceOperations, FencingOperations, InspectionOperations,
     VersionOperations, RenameOperations, ObservabilityOperations, RetentionOperations,
-    AttributeOperations, RewindOperations, BulkOperations,
+    AttributeOperations, RewindOperations, BulkOperations, ActivityOperations,
 ):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 
