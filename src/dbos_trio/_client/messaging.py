@@ -123,16 +123,23 @@ class ClientMessaging(ClientBase):
         *,
         offset: int = 0,
         timeout_seconds: float | None = None,
+        polling_interval_sec: float | None = None,
     ) -> AsyncIterator[Any]:
         """``async for value in client.read_stream(id, key)``: values in order from
         ``offset`` until the stream is closed, or drained after its writer finished.
 
         With ``timeout_seconds``, waiting longer than that for any one value raises
         :class:`DBOSStreamTimeoutError`. A missing workflow raises
-        :class:`DBOSNonExistentWorkflowError`.
+        :class:`DBOSNonExistentWorkflowError`. While waiting the stream is re-read every
+        ``polling_interval_sec`` (default: the backend's re-check interval).
         """
         return ops.read_stream(
-            self._reach, workflow_id, key, offset=offset, timeout_seconds=timeout_seconds
+            self._reach,
+            workflow_id,
+            key,
+            offset=offset,
+            timeout_seconds=timeout_seconds,
+            polling_interval_sec=polling_interval_sec,
         )
 
     def read_stream_offset(

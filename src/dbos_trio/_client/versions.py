@@ -2,8 +2,10 @@
 :class:`~dbos_trio.Client` (what ``dbos-trio version`` and ``doctor`` run on).
 
 A client has no application version of its own and runs nothing: it acts for the
-application named in the call, else the client's ``app_name``; the calls that must
-belong to one application refuse to guess.
+application named in the call, else the client's ``app_name``; without either, the
+version calls answer for every application (a version is promoted for the application
+that registered it), as dbos 3.4's client does, and recovering an executor refuses to
+guess.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ class ClientVersions(ClientBase):
     async def get_latest_application_version(
         self, *, application_name: str | None = None
     ) -> ApplicationVersion:
-        """The application's latest version; :class:`~dbos_trio.DBOSException` if none."""
+        """The application's latest version (any application's newest, with neither a
+        name nor the client's ``app_name``); :class:`~dbos_trio.DBOSException` if none."""
         return await ops.get_latest_application_version(
             self._reach, application_name=application_name
         )

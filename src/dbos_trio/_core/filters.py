@@ -43,7 +43,7 @@ class ListFilters(TypedDict, total=False):
     executor_id: Many
     schedule_name: Many
     application_name: Many
-    workflow_id_prefix: str | None
+    workflow_id_prefix: str | Sequence[str] | None
     start_time: When
     end_time: When
     completed_after: When
@@ -160,7 +160,12 @@ def normalize_filters(filters: Mapping[str, Any]) -> dict[str, Any]:
         elif key == "attributes":
             normalized[key] = attributes_rules.encode(value, key)
         elif key == "workflow_id_prefix":
-            normalized[key] = validate.text(value, key)
+            # One prefix, or several: a workflow whose id starts with any of them (an
+            # empty list does not narrow the listing, as in dbos 3.4).
+            if isinstance(value, str):
+                normalized[key] = validate.text(value, key)
+            elif prefixes := validate.texts(value, key):
+                normalized[key] = tuple(prefixes)
         elif key in DIRECT_FILTERS:
             normalized[key] = validate.boolean(value, key)
         else:  # what Python says of an unexpected keyword argument: a TypeError

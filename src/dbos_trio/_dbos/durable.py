@@ -199,6 +199,7 @@ class Durable(DBOSBase):
         *,
         offset: int = 0,
         timeout_seconds: float | None = None,
+        polling_interval_sec: float | None = None,
     ) -> AsyncIterator[Any]:
         """``async for value in dbos.read_stream(id, key)``: values in order until the end.
 
@@ -208,8 +209,15 @@ class Durable(DBOSBase):
         same values). Cancelling the loop loses nothing: read again from the start.
 
         Reading starts at ``offset``; waiting longer than ``timeout_seconds`` for one
-        value raises :class:`~dbos_trio.DBOSStreamTimeoutError`.
+        value raises :class:`~dbos_trio.DBOSStreamTimeoutError`. While it waits the stream
+        is re-read every ``polling_interval_sec`` (default: the backend's re-check
+        interval), and at once when a notification says it grew.
         """
         return messages.read_stream(
-            self._reach, workflow_id, key, offset=offset, timeout_seconds=timeout_seconds
+            self._reach,
+            workflow_id,
+            key,
+            offset=offset,
+            timeout_seconds=timeout_seconds,
+            polling_interval_sec=polling_interval_sec,
         )

@@ -216,7 +216,19 @@ class Management(DBOSBase):
         return manage.delete_workflow(self._reach, workflow_id, delete_children=delete_children)
 
     def set_workflow_delay(
-        self, workflow_id: str, *, delay_seconds: float
+        self,
+        workflow_id: str,
+        *,
+        delay_seconds: float | None = None,
+        delay_until_epoch_ms: int | None = None,
     ) -> Coroutine[Any, Any, None]:
-        """Move a DELAYED workflow's start to ``delay_seconds`` from now."""
-        return manage.set_workflow_delay(self._reach, workflow_id, delay_seconds=delay_seconds)
+        """Move a DELAYED workflow's start to ``delay_seconds`` from now, or to
+        ``delay_until_epoch_ms`` (exactly one of them, else
+        :class:`~dbos_trio.DBOSInvalidArgumentError` at the call); other workflows are left
+        alone. From a workflow body the call is a ``DBOS.setWorkflowDelay`` checkpoint."""
+        return manage.set_workflow_delay(
+            self._reach,
+            workflow_id,
+            delay_seconds=delay_seconds,
+            delay_until_epoch_ms=delay_until_epoch_ms,
+        )

@@ -27,6 +27,7 @@ from dbos_trio._engine.workflows.handle import WorkflowHandle, handle_for
 from dbos_trio._ops import schedules as ops
 from dbos_trio._ops.schedules import ScheduleInput, WorkflowSchedule
 from dbos_trio._registry import DeclaredSchedule
+from dbos_trio.errors import DBOSArgumentTypeError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,25 +78,33 @@ class Schedules(DBOSBase):
         self,
         *,
         schedule_name: str,
-        workflow: Callable[..., Any],
+        workflow: Callable[..., Any] | None = None,
         schedule: str,
         context: Any = None,
         automatic_backfill: bool = False,
         cron_timezone: str | None = None,
         queue_name: str | None = None,
+        workflow_fn: Callable[..., Any] | None = None,
     ) -> Coroutine[Any, Any, None]:
         """Create a schedule running ``workflow(scheduled_time, context)`` at every tick of
         ``schedule`` (5 cron fields, or 6 with seconds first) in ``cron_timezone`` (an IANA
         name; UTC by default), on ``queue_name`` (the internal queue by default).
 
-        Raises before anything is written for a bad cron expression, time zone, workflow
-        (unregistered, an instance method, or not callable as ``(scheduled_time,
-        context)``), an undeclared queue, or a context that cannot be serialized; a name
-        that exists raises :class:`DBOSException` and changes nothing.
+        The workflow is given as ``workflow=`` or, as dbos 3.4 names it, ``workflow_fn=``
+        (exactly one of the two). Raises before anything is written for a bad cron
+        expression, time zone, workflow (unregistered, an instance method, or not
+        callable as ``(scheduled_time, context)``), an undeclared queue, or a context
+        that cannot be serialized; a name that exists raises :class:`DBOSException` and
+        changes nothing.
         """
+        chosen = workflow if workflow is not None else workflow_fn
+        if chosen is None or (workflow is not None and workflow_fn is not None):
+            raise DBOSArgumentTypeError(
+                "create_schedule needs the workflow as workflow_fn= (or workflow=), exactly once"
+            )
         entry = ScheduleInput(
             schedule_name=schedule_name,
-            workflow=workflow,
+            workflow=chosen,
             schedule=schedule,
             context=context,
             automatic_backfill=automatic_backfill,

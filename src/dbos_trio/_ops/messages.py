@@ -261,29 +261,44 @@ def read_stream(
     *,
     offset: int = 0,
     timeout_seconds: float | None = None,
+    polling_interval_sec: float | None = None,
 ) -> AsyncIterator[Any]:
     """The stream's values in order from ``offset``, until it is closed or drained after
     its writer ended; waiting longer than ``timeout_seconds`` for one value raises
-    :class:`~dbos_trio.DBOSStreamTimeoutError`. From a ``DBOS`` body each value (and the
-    end) is a ``DBOS.readStream`` checkpoint. Cancelling the loop loses nothing."""
+    :class:`~dbos_trio.DBOSStreamTimeoutError`. While waiting, the stream is re-read every
+    ``polling_interval_sec`` (default: the backend's re-check interval) and at once on a
+    notification. From a ``DBOS`` body each value (and the end) is a ``DBOS.readStream``
+    checkpoint. Cancelling the loop loses nothing."""
     validate.text(workflow_id, "workflow_id")
     validate.text(key, "key")
     validate.integer(offset, "offset", low=0)
     timeout = _stream_timeout(timeout_seconds)
+    poll = validate.optional_seconds(polling_interval_sec, "polling_interval_sec", positive=True)
     runtime = reach.runtime("read_stream")
     executor = _recording(runtime)
     if executor is not None:
-        return streams.read_stream(executor, workflow_id, key, offset, timeout)
-    return _read_unrecorded(runtime, workflow_id, key, offset, timeout)
+        return streams.read_stream(executor, workflow_id, key, offset, timeout, poll)
+    return _read_unrecorded(runtime, workflow_id, key, offset, timeout, poll)
 
 
 async def _read_unrecorded(
-    runtime: Runtime, workflow_id: str, key: str, offset: int, timeout_seconds: float | None
+    runtime: Runtime,
+    workflow_id: str,
+    key: str,
+    offset: int,
+    timeout_seconds: float | None,
+    poll_interval: float | None,
 ) -> AsyncIterator[Any]:
     with runtime.wakeups.subscribe(stream_key(workflow_id, key)) as wakeup:
         while True:
             values = await waits.next_stream_values(
-                runtime, wakeup, workflow_id, key, offset, timeout_seconds=timeout_seconds
+                runtime,
+                wakeup,
+                workflow_id,
+                key,
+                offset,
+                timeout_seconds=timeout_seconds,
+                poll_interval=poll_interval,
             )
             if not values:
                 return  # drained after the writer ended

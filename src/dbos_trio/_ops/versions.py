@@ -8,11 +8,11 @@ the application (which code runs which rows), they are not part of a workflow's 
 Invariants, and why:
 
 * **One application at a time, named or the face's own.** ``DBOS`` always acts for its
-  application; a client for the one named in the call, else its ``app_name``. The calls
-  that must belong to one application (the latest version, promoting one, recovering an
-  executor's rows) refuse to guess for a face of no application
-  (:class:`~dbos_trio.DBOSException`), before anything is read; a listing without one
-  lists every application's rows.
+  application; a client for the one named in the call, else its ``app_name``. For a face
+  of no application, as for dbos 3.4's client: a listing and "the latest version" cover
+  every application, and promoting a version acts for the application that registered
+  it. Recovering an executor's rows refuses to guess
+  (:class:`~dbos_trio.DBOSException`), before anything is read.
 * **Recovering a live executor runs nothing twice.** Rows their owner stamped within the
   liveness window (three heartbeat intervals) are left alone; the rest move in one write
   that clears each row's owner token, so an owner alive after all loses at its next
@@ -83,11 +83,11 @@ def get_latest_application_version(
     reach: Reach, *, application_name: str | None = None
 ) -> Coroutine[Any, Any, ApplicationVersion]:
     """The application's latest version (the one that runs version-less work);
-    :class:`~dbos_trio.DBOSException` if it registered none."""
+    :class:`~dbos_trio.DBOSException` if it registered none. A face of no application
+    given no name answers the newest version of any application, as dbos 3.4's client."""
     validate.optional_text(application_name, "application_name")
     runtime = reach.runtime("get_latest_application_version")
-    name = _one_application(runtime, application_name, "get_latest_application_version")
-    return versions.latest(runtime.sysdb, name)
+    return versions.latest(runtime.sysdb, application_name or runtime.app_name)
 
 
 def set_latest_application_version(
@@ -95,12 +95,36 @@ def set_latest_application_version(
 ) -> Coroutine[Any, Any, None]:
     """Make ``version`` the application's latest (stamp it now): promote, or roll back.
     A version no application registered, or another application's, raises
-    :class:`~dbos_trio.DBOSException` and changes nothing."""
+    :class:`~dbos_trio.DBOSException` and changes nothing. A face of no application given
+    no name acts for the application that registered ``version`` (as dbos 3.4's client,
+    which leaves the owner as it is); an unclaimed version needs a name."""
     validate.text(version, "version")
     validate.optional_text(application_name, "application_name")
     runtime = reach.runtime("set_latest_application_version")
-    name = _one_application(runtime, application_name, "set_latest_application_version")
+    name = application_name or runtime.app_name
+    if name is None:
+        return _set_latest_for_owner(runtime, version)
     return versions.set_latest(runtime.sysdb, version, name, runtime.clock.now_ms())
+
+
+async def _set_latest_for_owner(runtime: Runtime, version: str) -> None:
+    owners = [
+        v.application_name
+        for v in await runtime.sysdb.list_application_versions(None)
+        if v.version_name == version
+    ]
+    if not owners:
+        raise DBOSException(
+            f"application version {version!r} is not registered: a version exists once an "
+            "executor running it has launched"
+        )
+    owner = owners[0]
+    if owner is None:
+        raise DBOSException(
+            f"application version {version!r} belongs to no application: promoting it "
+            "claims it, so pass application_name (or open the client with app_name)"
+        )
+    await versions.set_latest(runtime.sysdb, version, owner, runtime.clock.now_ms())
 
 
 def recover_executor(

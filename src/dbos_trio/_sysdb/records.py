@@ -174,7 +174,8 @@ class WorkflowFilters:
     schedule_names: tuple[str, ...] | None = None
     # Rows of this application plus unclaimed ones; ignored when application_names is set.
     scope_application: str | None = None
-    workflow_id_prefix: str | None = None
+    # One prefix, or several (a row matching any of them is listed).
+    workflow_id_prefix: str | tuple[str, ...] | None = None
     created_after_ms: int | None = None
     created_before_ms: int | None = None
     completed_after_ms: int | None = None

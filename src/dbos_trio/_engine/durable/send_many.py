@@ -44,10 +44,11 @@ SEND_BULK = "DBOS.send_bulk"
 SerializationChoice = Literal["portable", "native"]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen
 class SendMessage:
     """One message of :meth:`dbos_trio.DBOS.send_bulk`: where, what, on which topic, and
-    an optional idempotency key (as for a single ``send``)."""
+    an optional idempotency key (as for a single ``send``). Positional or by keyword:
+    ``SendMessage("dest", "msg", "topic")``, as dbos 3.4's."""
 
     destination_id: str
     message: Any

@@ -78,10 +78,13 @@ async def read_stream(
     key: str,
     offset: int = 0,
     timeout_seconds: float | None = None,
+    poll_interval: float | None = None,
 ) -> AsyncIterator[Any]:
     """Yield the stream's values in order until it is closed, or drained after its writer
     ended; waiting longer than ``timeout_seconds`` for one value raises
-    :class:`~dbos_trio.DBOSStreamTimeoutError` (a timeout is not checkpointed)."""
+    :class:`~dbos_trio.DBOSStreamTimeoutError` (a timeout is not checkpointed). The
+    stream is re-read every ``poll_interval`` seconds (default: the backend's re-check
+    interval) while it waits, and at once on a notification."""
     validate.text(workflow_id, "workflow_id")
     validate.text(key, "key")
     validate.integer(offset, "offset", low=0)
@@ -103,7 +106,13 @@ async def read_stream(
             started = executor.clock.now_ms()
             if not buffered:
                 buffered = await next_stream_values(
-                    executor, wakeup, workflow_id, key, offset, timeout_seconds=timeout_seconds
+                    executor,
+                    wakeup,
+                    workflow_id,
+                    key,
+                    offset,
+                    timeout_seconds=timeout_seconds,
+                    poll_interval=poll_interval,
                 )
                 if not buffered:
                     buffered = [_END]  # drained after the writer ended

@@ -58,6 +58,7 @@ async def next_stream_values(
     offset: int,
     *,
     timeout_seconds: float | None = None,
+    poll_interval: float | None = None,
 ) -> list[Payload]:
     """The stream's values from ``offset`` on (at least one), waiting for them; ``[]`` once
     its writer is no longer active and everything written was read.
@@ -65,7 +66,8 @@ async def next_stream_values(
     ``wakeup`` is the caller's subscription to the stream (held across calls, so no write
     between two calls goes unseen). With ``timeout_seconds``, waiting longer than that
     raises :class:`DBOSStreamTimeoutError`; a missing workflow raises
-    :class:`DBOSNonExistentWorkflowError`.
+    :class:`DBOSNonExistentWorkflowError`. ``poll_interval`` (seconds) replaces the default
+    re-check interval between looks; a notification still wakes the wait at once.
     """
     sysdb, clock = runtime.sysdb, runtime.clock
     deadline = None if timeout_seconds is None else clock.now() + timeout_seconds
@@ -77,7 +79,11 @@ async def next_stream_values(
             return [(value, fmt) for _, value, fmt in batch.values]
         if batch.writer_status not in ACTIVE_STATUSES:
             return []  # drained after the writer ended (the status came in the same snapshot)
-        wait = min(sysdb.recheck_interval, TERMINATION_RECHECK_SECONDS)
+        wait = (
+            min(sysdb.recheck_interval, TERMINATION_RECHECK_SECONDS)
+            if poll_interval is None
+            else poll_interval
+        )
         if deadline is not None:
             remaining = deadline - clock.now()
             if remaining <= 0:

@@ -48,10 +48,12 @@ async def list_versions(sysdb: SystemDatabase, application_name: str) -> list[Ap
     return await sysdb.list_application_versions(application_name)
 
 
-async def latest(sysdb: SystemDatabase, application_name: str) -> ApplicationVersion:
+async def latest(sysdb: SystemDatabase, application_name: str | None) -> ApplicationVersion:
+    """The application's newest version (of every application's, for None)."""
     found = await sysdb.list_application_versions(application_name)
     if not found:
-        raise DBOSException(f"no application versions of {application_name!r} are registered")
+        of = "" if application_name is None else f" of {application_name!r}"
+        raise DBOSException(f"no application versions{of} are registered")
     return found[0]
 
 

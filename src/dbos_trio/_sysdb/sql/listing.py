@@ -131,8 +131,14 @@ def list_workflows_query(f: WorkflowFilters, dialect: ListingDialect) -> tuple[s
     if f.application_names is None and f.scope_application is not None:
         add(f"(ws.application_name = {p} OR ws.application_name IS NULL)", f.scope_application)
     if f.workflow_id_prefix is not None:
-        condition, condition_params = dialect.starts_with("ws.workflow_uuid", f.workflow_id_prefix)
-        add(condition, *condition_params)
+        prefix = f.workflow_id_prefix
+        prefixes = (prefix,) if isinstance(prefix, str) else prefix
+        either: list[str] = []
+        for prefix in prefixes:
+            condition, condition_params = dialect.starts_with("ws.workflow_uuid", prefix)
+            either.append(f"({condition})")
+            params.extend(condition_params)
+        conditions.append(either[0] if len(either) == 1 else f"({' OR '.join(either)})")
     for column, bound, operator in (
         ("ws.created_at", f.created_after_ms, ">="),
         ("ws.created_at", f.created_before_ms, "<="),
