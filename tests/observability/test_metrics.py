@@ -85,6 +85,19 @@ async def test_workflows_and_steps_are_counted_by_name_and_steps_timed_on_trio_t
     assert sample(registry, "dbos_workflows_started_total", workflow="m.bad") == 2
     assert sample(registry, "dbos_workflows_failed_total", workflow="m.bad") == 2
     assert sample(registry, "dbos_workflows_completed_total", workflow="m.bad") == 0
+    # Failures by type: what an alert on one kind of error reads.
+    by_type = {"workflow": "m.bad", "status": "ERROR", "error_type": "ValueError"}
+    assert sample(registry, "dbos_workflow_failures_total", **by_type) == 2
+    assert (
+        sample(
+            registry,
+            "dbos_workflow_failures_total",
+            workflow="m.ok",
+            status="ERROR",
+            error_type="ValueError",
+        )
+        == 0
+    )
     assert sample(registry, "dbos_step_duration_seconds_count", step="m.slow") == 1
     # Trio's clock (virtual here): at least the 3 s sleep (0.3 real seconds), and no more
     # than the whole workflow call around the step took on that clock.

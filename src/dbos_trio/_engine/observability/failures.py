@@ -2,8 +2,9 @@
 
 A workflow that ends in ERROR (its body raised) or MAX_RECOVERY_ATTEMPTS_EXCEEDED (parked
 after too many recoveries) is logged once, at WARNING, with its id, name, error type and
-message, by the executor that recorded the outcome; then each hook registered with
-``@dbos.on_failure`` is called with a :class:`WorkflowFailure`.
+message, by the executor that recorded the outcome, and counted per workflow, status and
+error type when metrics are on; then each hook registered with ``@dbos.on_failure`` is
+called with a :class:`WorkflowFailure`.
 
 Invariants, and why:
 
@@ -58,6 +59,8 @@ def failed(executor: Executor, failure: WorkflowFailure, hooks: Sequence[Failure
             failure.error_type,
             failure.message,
         )
+    if executor.metrics is not None:
+        executor.metrics.workflow_failed(failure.workflow_name, failure.status, failure.error_type)
     for hook in hooks:
         executor.spawn(_run_hook, hook, failure)
 

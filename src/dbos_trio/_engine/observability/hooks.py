@@ -59,6 +59,10 @@ class Metrics(Protocol):
     def workflow_ended(self, name: str, status: str) -> None:
         """An execution of workflow ``name`` recorded ``status`` (SUCCESS or ERROR)."""
 
+    def workflow_failed(self, name: str, status: str, error_type: str) -> None:
+        """An execution of workflow ``name`` recorded a failure: ``status`` ERROR (its body
+        raised an ``error_type``) or MAX_RECOVERY_ATTEMPTS_EXCEEDED (``error_type`` empty)."""
+
     def step_ended(self, name: str, seconds: float, failed: bool) -> None: ...
 
     def step_retried(self, name: str) -> None: ...

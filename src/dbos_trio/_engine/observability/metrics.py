@@ -103,6 +103,13 @@ class PrometheusMetrics:
         self.failed = counter(
             "dbos_workflows_failed", "Workflow executions that recorded ERROR", ("workflow",)
         )
+        # Bounded like the workflow names: error types are the application's classes.
+        self.failures_by_type = counter(
+            "dbos_workflow_failures",
+            "Workflow failures recorded, by workflow, status (ERROR or "
+            "MAX_RECOVERY_ATTEMPTS_EXCEEDED) and error type (empty when parked)",
+            ("workflow", "status", "error_type"),
+        )
         self.step_seconds: Histogram = add(
             Histogram(
                 "dbos_step_duration_seconds",
@@ -160,6 +167,9 @@ class PrometheusMetrics:
             self.completed.labels(name).inc()
         elif status == "ERROR":
             self.failed.labels(name).inc()
+
+    def workflow_failed(self, name: str, status: str, error_type: str) -> None:
+        self.failures_by_type.labels(name, status, error_type).inc()
 
     def step_ended(self, name: str, seconds: float, failed: bool) -> None:
         self.step_seconds.labels(name).observe(seconds)
