@@ -64,6 +64,8 @@ BAD_CALLS: dict[str, Callable[[Any], object]] = {
         replacement_children=["not", "a", "dict"],  # type: ignore[arg-type]
     ),
     "retry_workflow": lambda r: manage.retry_workflow(r, "wf", application_version=""),
+    "pause_workflow": lambda r: manage.pause_workflow(r, ""),
+    "unpause_workflow": lambda r: manage.unpause_workflow(r, 7),  # type: ignore[arg-type]
     "rewind_workflow": lambda r: manage.rewind_workflow(r, "wf", start_step=True),
     "delete_workflow": lambda r: manage.delete_workflow(r, "wf", delete_children=1),  # type: ignore[arg-type]
     "delete_workflows": lambda r: manage.delete_workflows(r, [""]),
@@ -96,6 +98,8 @@ GOOD_CALLS: dict[str, Callable[[Any], object]] = {
     "resume_workflows": lambda r: manage.resume_workflows(r, ["wf"]),
     "fork_workflow": lambda r: manage.fork_workflow(r, "wf", 1),
     "retry_workflow": lambda r: manage.retry_workflow(r, "wf"),
+    "pause_workflow": lambda r: manage.pause_workflow(r, "wf"),
+    "unpause_workflow": lambda r: manage.unpause_workflow(r, "wf"),
     "rewind_workflow": lambda r: manage.rewind_workflow(r, "wf"),
     "delete_workflow": lambda r: manage.delete_workflow(r, "wf"),
     "delete_workflows": lambda r: manage.delete_workflows(r, ["wf"]),

@@ -17,6 +17,7 @@ SYSDB = Path(statuses.__file__).parents[1] / "_sysdb"
 STATEMENT_FILES = sorted(SYSDB.glob("**/queries/*.sql"))
 NAMED_SETS = {
     "ACTIVE_STATUSES": statuses.ACTIVE_STATUSES,
+    "RUNNABLE_STATUSES": statuses.RUNNABLE_STATUSES,
     "QUEUED_STATUSES": statuses.QUEUED_STATUSES,
     "IN_FLIGHT_STATUSES": statuses.IN_FLIGHT_STATUSES,
     "OUTCOME_STATUSES": statuses.OUTCOME_STATUSES,

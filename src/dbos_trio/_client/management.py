@@ -63,6 +63,21 @@ class ClientManagement(ClientBase):
             await manage.resume_workflow(self._reach, workflow_id, queue_name=queue_name)
         )
 
+    async def pause_workflow(self, workflow_id: str) -> bool:
+        """Pause an unfinished workflow, durably: no executor runs it until
+        :meth:`unpause_workflow`; running, it stops before its next step (within its
+        executor's cancel-watch interval). True if this call paused it, False if it was
+        already paused. A finished workflow raises :class:`~dbos_trio.DBOSException`, a
+        missing one :class:`~dbos_trio.DBOSNonExistentWorkflowError`, nothing changed.
+        One statement: cancelled, it happened or not."""
+        return await manage.pause_workflow(self._reach, workflow_id)
+
+    async def unpause_workflow(self, workflow_id: str) -> bool:
+        """Let a paused workflow run again from its first step not recorded, on its own
+        queue (or the internal one). True if this call unpaused it, False if it was not
+        paused; errors as :meth:`pause_workflow`."""
+        return await manage.unpause_workflow(self._reach, workflow_id)
+
     async def resume_workflows(
         self, workflow_ids: Sequence[str], *, queue_name: str | None = None
     ) -> list[ClientWorkflowHandle[Any]]:

@@ -96,6 +96,18 @@ class ClientQueues(ClientBase):
         found = await ops.list_queues(self._reach, application_name=application_name)
         return [ClientQueue(self, config) for config in found]
 
+    async def pause_queue(self, name: str) -> bool:
+        """Stop every executor's claims from queue ``name``, durably (restarts and
+        re-registrations keep it paused); running work goes on. True if this call paused
+        it, False if it was already paused; no such queue raises
+        :class:`~dbos_trio.DBOSException`. One statement."""
+        return await ops.pause_queue(self._reach, name)
+
+    async def unpause_queue(self, name: str) -> bool:
+        """Let executors claim from queue ``name`` again, with the global concurrency it
+        had; True if this call unpaused it, False if it was not paused."""
+        return await ops.unpause_queue(self._reach, name)
+
     async def delete_queue(self, name: str) -> None:
         """Delete the queue's row (a missing one is not an error). Its ENQUEUED workflows
         stay as they are, unserved, until a queue of that name is registered again. One

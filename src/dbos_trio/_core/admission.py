@@ -60,6 +60,9 @@ class QueueConfig:
     partition_limiter: RateLimit | None = None
     polling_interval_sec: float = 1.0
     application_name: str | None = None
+    # Paused: no executor claims from it (running work goes on). Stored as a global
+    # concurrency of 0 or below (see paused_concurrency), which every SDK honours.
+    paused: bool = False
 
     @property
     def partitioned(self) -> bool:
@@ -79,6 +82,28 @@ class QueueConfig:
             or self.partition_concurrency is not None
             or self.partition_limiter is not None
         )
+
+
+def paused_concurrency(global_concurrency: int | None) -> int:
+    """What a paused queue stores as its ``concurrency``: the limit it will have again when
+    unpaused, negated (0 for none). No SDK claims from a queue whose global concurrency is 0
+    or below, so the pause holds for every executor sharing the database."""
+    return -(global_concurrency or 0)
+
+
+def stored_concurrency(config: QueueConfig) -> int | None:
+    """The ``concurrency`` column for ``config``: its global limit, or the paused form."""
+    if config.paused:
+        return paused_concurrency(config.global_concurrency)
+    return config.global_concurrency
+
+
+def read_concurrency(stored: int | None) -> tuple[int | None, bool]:
+    """(global concurrency, paused) from the ``concurrency`` column: 0 or below is a
+    paused queue, holding its limit negated (the inverse of :func:`stored_concurrency`)."""
+    if stored is not None and stored <= 0:
+        return (-stored or None), True
+    return stored, False
 
 
 def validate_queue(config: QueueConfig) -> None:

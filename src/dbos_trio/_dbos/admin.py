@@ -1,4 +1,4 @@
-"""Attributes, rewind and the bulk operator calls, as methods of ``DBOS``.
+"""Attributes, rewind, pause and the bulk operator calls, as methods of ``DBOS``.
 
 Like the other management calls, each is a checkpoint with the cross-SDK step name when
 called from a workflow body (``DBOS.updateWorkflowAttributes``, ``DBOS.rewindWorkflow``,
@@ -15,6 +15,7 @@ from typing import Any
 from dbos_trio._dbos.base import DBOSBase
 from dbos_trio._engine.workflows.handle import WorkflowHandle
 from dbos_trio._ops import manage
+from dbos_trio._ops import queues as queue_ops
 
 
 class Admin(DBOSBase):
@@ -55,6 +56,40 @@ class Admin(DBOSBase):
                 queue_partition_key=queue_partition_key,
             )
         )
+
+    # --- pause ----------------------------------------------------------------------
+
+    def pause_workflow(self, workflow_id: str) -> Coroutine[Any, Any, bool]:
+        """Pause an unfinished workflow, durably: no executor runs it until
+        :meth:`unpause_workflow`, restarts included, and it shows as PAUSED. Running, it
+        finishes and records the step it is in and stops before the next (here at once,
+        elsewhere within the cancel watcher's interval), freeing its queue slot; its
+        waiters keep waiting. True if this call paused it, False if it was already paused.
+        A finished workflow raises :class:`~dbos_trio.DBOSException`, a missing one
+        :class:`~dbos_trio.DBOSNonExistentWorkflowError`, and nothing changes. One
+        statement: cancelled, it happened or not."""
+        return manage.pause_workflow(self._reach, workflow_id)
+
+    def unpause_workflow(self, workflow_id: str) -> Coroutine[Any, Any, bool]:
+        """Let a paused workflow run again: back on its own queue (or the internal one),
+        it runs on from its first step not recorded (a step paused by
+        ``on_exhausted="pause"`` runs again). True if this call unpaused it, False if it
+        was not paused (nothing changed); errors as :meth:`pause_workflow`."""
+        return manage.unpause_workflow(self._reach, workflow_id)
+
+    def pause_queue(self, name: str) -> Coroutine[Any, Any, bool]:
+        """Stop every executor's claims from queue ``name``, durably (a restart, or the
+        queue registered again at launch, keeps it paused); running workflows go on. True
+        if this call paused it, False if it was already paused. A queue with no stored
+        row (or the internal queue) raises :class:`~dbos_trio.DBOSException`. Never
+        checkpointed."""
+        return queue_ops.pause_queue(self._reach, name)
+
+    def unpause_queue(self, name: str) -> Coroutine[Any, Any, bool]:
+        """Let executors claim from queue ``name`` again, with the global concurrency it
+        had; True if this call unpaused it, False if it was not paused. Errors as
+        :meth:`pause_queue`."""
+        return queue_ops.unpause_queue(self._reach, name)
 
     # --- bulk forms ------------------------------------------------------------------
 

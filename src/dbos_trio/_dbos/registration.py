@@ -16,6 +16,7 @@ from dbos_trio._dbos.base import DBOSBase
 from dbos_trio._engine.observability.failures import WorkflowFailure
 from dbos_trio._engine.queues.stored import OnConflict, check_on_conflict
 from dbos_trio._engine.workflows import children
+from dbos_trio._engine.workflows.pausing import OnExhausted, check_on_exhausted
 from dbos_trio._engine.workflows.step import StepOptions, run_step
 from dbos_trio._queue import Queue
 from dbos_trio._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
@@ -105,6 +106,7 @@ class Registration(DBOSBase):
         timeout_seconds: float | None = None,
         max_interval_seconds: float = MAX_RETRY_INTERVAL_SECONDS,
         asyncio: bool = False,
+        on_exhausted: OnExhausted = "fail",
     ) -> StepDecorator:
         """Make a function a checkpointed step (``async def`` in-task, ``def`` in a thread).
 
@@ -118,8 +120,15 @@ class Registration(DBOSBase):
         ``asyncio=True`` runs an asyncio-flavoured ``async def`` (aiohttp, ...) on a
         trio-asyncio loop, cancellation mapped both ways (see :mod:`dbos_trio.aio`); it
         needs the ``dbos-trio[asyncio]`` extra (``ImportError`` naming it otherwise).
+
+        ``on_exhausted="pause"``: when the step's last attempt fails (its only one without
+        ``retries_allowed``), its workflow is PAUSED instead of failing, with a WARNING
+        naming the workflow, the step and the error; after the fix, ``unpause_workflow``
+        (``dbos-trio workflow unpause ID``) runs the step again. The default ``"fail"``
+        records the error. Anything else raises ``DBOSInvalidArgumentError`` here.
         """
         validate.optional_text(name, "step name")
+        exhausted = check_on_exhausted(on_exhausted)
         validate.boolean(retries_allowed, "retries_allowed")
         validate.integer(max_attempts, "max_attempts", low=1, high=validate.INT32_MAX)
         validate.seconds(interval_seconds, "interval_seconds")
@@ -147,6 +156,7 @@ class Registration(DBOSBase):
                 retry=policy,
                 should_retry=should_retry,
                 timeout_seconds=timeout_seconds,
+                on_exhausted=exhausted,
             )
 
             @functools.wraps(func)

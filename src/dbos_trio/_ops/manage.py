@@ -1,5 +1,5 @@
-"""The workflow actions every face shares: cancel, resume, fork, retry, rewind, delete,
-delay, attributes.
+"""The workflow actions every face shares: cancel, resume, pause, unpause, fork, retry,
+rewind, delete, delay, attributes.
 
 Each function validates every argument and asks the :class:`~.reach.Reach` for its runtime
 at the call, then returns the coroutine that acts: a bad value (or a closed face) raises
@@ -22,7 +22,7 @@ from typing import Any
 from dbos_trio._core import attributes as attributes_rules
 from dbos_trio._core import validate
 from dbos_trio._core.statuses import CANCELLED, ERROR, MAX_RECOVERY_ATTEMPTS_EXCEEDED, SUCCESS
-from dbos_trio._engine.admin import edit, fork, management
+from dbos_trio._engine.admin import edit, fork, management, pausing
 from dbos_trio._engine.workflows.options import take_assigned_id
 from dbos_trio._ops.reach import Reach
 from dbos_trio.errors import DBOSException, DBOSInvalidArgumentError, DBOSNonExistentWorkflowError
@@ -101,6 +101,36 @@ def resume_workflow(
 async def _only(ids: Coroutine[Any, Any, list[str]]) -> str:
     (only,) = await ids
     return only
+
+
+def pause_workflow(reach: Reach, workflow_id: str) -> Coroutine[Any, Any, bool]:
+    """Pause an unfinished workflow, durably: nothing runs it until :func:`unpause_workflow`
+    (restarts included); running, it finishes the step it is in and stops before the next.
+    True if this call paused it, False if it was paused already. A finished workflow raises
+    :class:`~dbos_trio.DBOSException`, a missing one
+    :class:`~dbos_trio.DBOSNonExistentWorkflowError`, with nothing changed. Step name
+    ``DBOS.pauseWorkflow``."""
+    validate.text(workflow_id, "workflow_id")
+    runtime = reach.runtime("pause_workflow")
+
+    async def pause() -> bool:
+        return await pausing.pause_workflow(runtime, workflow_id)
+
+    return reach.checkpoint("DBOS.pauseWorkflow", pause)
+
+
+def unpause_workflow(reach: Reach, workflow_id: str) -> Coroutine[Any, Any, bool]:
+    """Let a paused workflow run again: back on its queue (or the internal queue), it runs
+    on from its first step not recorded. True if this call unpaused it, False if it was not
+    paused (nothing changed). A finished or missing workflow raises as
+    :func:`pause_workflow` does. Step name ``DBOS.unpauseWorkflow``."""
+    validate.text(workflow_id, "workflow_id")
+    runtime = reach.runtime("unpause_workflow")
+
+    async def unpause() -> bool:
+        return await pausing.unpause_workflow(runtime, workflow_id)
+
+    return reach.checkpoint("DBOS.unpauseWorkflow", unpause)
 
 
 def fork_workflow(

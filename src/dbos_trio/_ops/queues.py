@@ -1,4 +1,4 @@
-"""The stored queues every face shares: register, list, retrieve, delete.
+"""The stored queues every face shares: register, list, retrieve, delete, pause, unpause.
 
 The ``queues`` table is the configuration every executor serves (each re-reads it within
 the queue's polling interval; see :mod:`dbos_trio._engine.queues.stored`). These
@@ -27,12 +27,21 @@ from typing import Any
 
 from dbos_trio._core import validate
 from dbos_trio._core.admission import QueueConfig, RateLimit
+from dbos_trio._engine.admin import pausing
 from dbos_trio._engine.queues import stored
 from dbos_trio._engine.queues.stored import OnConflict
 from dbos_trio._ops.reach import Reach
 from dbos_trio.errors import DBOSInvalidArgumentError
 
-__all__ = ["OnConflict", "delete_queue", "list_queues", "register_queue", "retrieve_queue"]
+__all__ = [
+    "OnConflict",
+    "delete_queue",
+    "list_queues",
+    "pause_queue",
+    "register_queue",
+    "retrieve_queue",
+    "unpause_queue",
+]
 
 
 def register_queue(
@@ -112,6 +121,25 @@ def retrieve_queue(reach: Reach, name: str) -> Coroutine[Any, Any, QueueConfig |
     validate.text(name, "name")
     runtime = reach.runtime("retrieve_queue")
     return runtime.sysdb.get_queue(name)
+
+
+def pause_queue(reach: Reach, name: str) -> Coroutine[Any, Any, bool]:
+    """Stop every executor's claims from queue ``name``, durably (restarts and
+    re-registrations keep it paused); running work goes on. True if this call paused it,
+    False if it was paused already. A queue with no row (or the internal queue) raises
+    :class:`~dbos_trio.DBOSException`, with nothing changed."""
+    validate.text(name, "name")
+    runtime = reach.runtime("pause_queue")
+    return pausing.pause_queue(runtime, name)
+
+
+def unpause_queue(reach: Reach, name: str) -> Coroutine[Any, Any, bool]:
+    """Let executors claim from queue ``name`` again, with the global concurrency it had.
+    True if this call unpaused it, False if it was not paused; errors as
+    :func:`pause_queue`."""
+    validate.text(name, "name")
+    runtime = reach.runtime("unpause_queue")
+    return pausing.unpause_queue(runtime, name)
 
 
 def delete_queue(reach: Reach, name: str) -> Coroutine[Any, Any, bool]:

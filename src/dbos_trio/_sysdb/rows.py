@@ -10,7 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dbos_trio._core.admission import QueueConfig, RateLimit
+from dbos_trio._core.admission import (
+    QueueConfig,
+    RateLimit,
+    read_concurrency,
+    stored_concurrency,
+)
 from dbos_trio._sysdb.records import (
     ClaimedWorkflow,
     ClaimRequest,
@@ -191,7 +196,7 @@ def queue_params(config: QueueConfig, overwrite: bool) -> dict[str, Any]:
     limiter, partition_limiter = config.limiter, config.partition_limiter
     return {
         "name": config.name,
-        "concurrency": config.global_concurrency,
+        "concurrency": stored_concurrency(config),
         "worker_concurrency": config.worker_concurrency,
         "rate_limit_max": limiter.limit if limiter else None,
         "rate_limit_period_sec": limiter.period if limiter else None,
@@ -231,9 +236,11 @@ def queue_config(row: Sequence[Any]) -> QueueConfig:
     partition_rate_limit_max, partition_rate_limit_period_sec, polling_interval_sec,
     application_name) — loaded as stored, never re-validated (another SDK may have
     written it)."""
+    global_concurrency, paused = read_concurrency(row[1])
     return QueueConfig(
         name=row[0],
-        global_concurrency=row[1],
+        global_concurrency=global_concurrency,
+        paused=paused,
         worker_concurrency=row[2],
         limiter=_rate_limit(row[3], row[4]),
         partition_concurrency=row[5],

@@ -61,7 +61,8 @@ exit codes:
   {EXIT_OK}    success
   {EXIT_ERROR}    any other error (e.g. an unmigrated schema)
   {EXIT_USAGE}    bad usage: unknown options, invalid values (--status, --limit, times, URL),
-       an action that cannot apply (resume of a finished workflow: nothing is changed)
+       an action that cannot apply (resume, pause or unpause of a finished workflow, a
+       queue with no stored row: nothing is changed)
   {EXIT_NOT_FOUND}    not found: no workflow with the given id
   {EXIT_UNREACHABLE}    database unreachable (no connection, or gave up after \
 {CLI_RETRY_LIMIT_SECONDS:g} s of retries)

@@ -1,4 +1,5 @@
-"""``dbos-trio workflow list|get|steps|cancel|resume|retry|delete|fork`` and ``queue list``.
+"""``dbos-trio workflow list|get|steps|cancel|resume|retry|delete|fork`` and ``queue list``
+(``workflow pause|unpause`` and ``queue pause|unpause``: :mod:`dbos_trio.cli._pause`).
 
 Each command reaches the database through a client and the operations every face shares
 (:mod:`dbos_trio._ops`): the CLI adds only how a person reads the result
@@ -21,6 +22,7 @@ from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus
 from dbos_trio._ops import inspect, manage
 from dbos_trio.cli import _bulk as cli_bulk
 from dbos_trio.cli import _format as cli_format
+from dbos_trio.cli import _pause as cli_pause
 from dbos_trio.cli import _versions as cli_versions
 from dbos_trio.cli._common import Parser, count, iso_time, open_client, status_name, step_number
 from dbos_trio.cli._errors import UsageError
@@ -280,12 +282,14 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser, command: Any) ->
         help="the version that runs it (default: the application's latest)",
     )
     retry.set_defaults(run=workflow_retry)
+    cli_pause.add_workflow_actions(actions, common, command)
     cli_versions.add_workflow_actions(actions, common)
 
-    queue = command(commands, "queue", "inspect queued workflows", [])
+    queue = command(commands, "queue", "inspect queued workflows, pause and unpause queues", [])
     queue_actions = queue.add_subparsers(dest="action", required=True, metavar="ACTION")
     queue_list_parser = command(
         queue_actions, "list", "list enqueued and running queued workflows", [common, listing]
     )
     queue_list_parser.add_argument("--queue", "-q", default=None, help="only this queue")
     queue_list_parser.set_defaults(run=queue_list)
+    cli_pause.add_queue_actions(queue_actions, common, command)

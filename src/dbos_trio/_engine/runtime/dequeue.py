@@ -94,11 +94,30 @@ def served_queues(
                     problem,
                 )
             continue
+        if _paused(config, warned):
+            continue
         names.add(config.name)
     allowed = executor.config.listen_queues
     if allowed is not None:
         names = {name for name in names if name in allowed or name == INTERNAL_QUEUE}
     return frozenset(names)
+
+
+def _paused(config: QueueConfig, warned: set[str]) -> bool:
+    """Whether the queue is paused (not served: its worker leaves), said once per pause."""
+    seen = f"paused:{config.name}"
+    if not config.paused:
+        warned.discard(seen)
+        return False
+    if seen not in warned:
+        warned.add(seen)
+        logger.info(
+            "queue %s is paused: no new work is claimed from it until "
+            "`dbos-trio queue unpause %s`",
+            config.name,
+            config.name,
+        )
+    return True
 
 
 async def supervise(
@@ -246,7 +265,7 @@ async def _read_config(
                 "cannot re-read queue %s (keeping its last configuration): %s", queue_name, error
             )
             return previous
-    if config is not None and stored_queue_problem(config) is not None:
+    if config is not None and (config.paused or stored_queue_problem(config) is not None):
         return None  # the supervisor stops serving it (and says why)
     spacing = executor.background_interval
     if config is not None and spacing is not None:

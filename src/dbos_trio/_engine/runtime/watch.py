@@ -14,6 +14,9 @@ covers every workflow running here, whoever cancelled them. Cancels written by d
 also NOTIFY (``dbos_trio_cancel_channel``; SQLite: peers in this process), which wakes the
 watcher at once; other writers are found by the poll. A durable sleep, the one wait that
 ends without a fenced write, looks at its row when it wakes (:mod:`.sleep`).
+
+A PAUSED row is not lost: the execution keeps its token so a running step still records,
+and stops before its next step (:mod:`dbos_trio._engine.workflows.pausing`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from dbos_trio._core.statuses import CANCELLED
+from dbos_trio._core.statuses import CANCELLED, PAUSED
 from dbos_trio._sysdb.errors import SystemDatabaseError
 from dbos_trio._sysdb.wakeups import cancels_key
 
@@ -49,6 +52,15 @@ async def stop_lost(executor: Executor) -> list[str]:
         if (run := executor.local.get(workflow_id)) is not None
         and run.owner_xid == owners[workflow_id]
     ]
+    paused = [workflow_id for workflow_id in stale if lost[workflow_id] == PAUSED]
+    for workflow_id in executor.pause_local(paused):
+        logger.info(
+            "workflow %s was paused: its execution here stops before its next step "
+            "(resume it with: dbos-trio workflow unpause %s)",
+            workflow_id,
+            workflow_id,
+        )
+    stale = [workflow_id for workflow_id in stale if lost[workflow_id] != PAUSED]
     for workflow_id in stale:
         if lost[workflow_id] == CANCELLED:
             logger.info("workflow %s was cancelled: stopping its execution here", workflow_id)

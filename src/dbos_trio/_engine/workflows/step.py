@@ -34,6 +34,7 @@ from dbos_trio._engine.context import (
 from dbos_trio._engine.observability.hooks import Metrics, Tracing
 from dbos_trio._engine.workflows import checkpoint
 from dbos_trio._engine.workflows.checkpoint import Slot
+from dbos_trio._engine.workflows.pausing import StepExhausted, counted_step
 from dbos_trio._engine.workflows.step_status import StepStatus, step_status_set
 from dbos_trio._sysdb.errors import is_control
 from dbos_trio.errors import (
@@ -51,6 +52,9 @@ class StepOptions:
     retry: RetryPolicy
     should_retry: Callable[[BaseException], bool] | None
     timeout_seconds: float | None
+    # "pause": when the last attempt fails, pause the workflow instead of recording the
+    # error (see workflows/pausing.py).
+    on_exhausted: str = "fail"
 
 
 async def _invoke(func: Callable[..., Any], is_async: bool, args: Any, kwargs: Any) -> Any:
@@ -82,7 +86,12 @@ async def _with_retries(
     policy = options.retry
     if not policy.retries_allowed:
         with step_status_set(StepStatus(step_id, None, None)):
-            return await _attempt(options, func, is_async, args, kwargs)
+            try:
+                return await _attempt(options, func, is_async, args, kwargs)
+            except Exception as error:
+                if _pauses(options, error):
+                    raise StepExhausted(options.name, error, error) from error
+                raise
     errors: list[BaseException] = []
     for attempt in range(policy.attempts):
         try:
@@ -112,7 +121,20 @@ async def _with_retries(
         type(last).__qualname__,
         last,
     )
-    raise DBOSMaxStepRetriesExceeded(options.name, policy.attempts, errors)
+    exceeded = DBOSMaxStepRetriesExceeded(options.name, policy.attempts, errors)
+    if _pauses(options, last):
+        raise StepExhausted(options.name, last, exceeded) from last
+    raise exceeded
+
+
+def _pauses(options: StepOptions, error: BaseException) -> bool:
+    """Whether the step's final failure pauses its workflow instead of failing the step:
+    its options say so, it runs in a workflow body, and the error is the step's own."""
+    return (
+        options.on_exhausted == "pause"
+        and current_workflow.get() is not None
+        and not is_control(error)
+    )
 
 
 def run_step(
@@ -158,7 +180,12 @@ async def _checkpointed(
     async def body() -> Any:
         token = current_step.set(StepContext(slot.ctx, slot.function_id))
         try:
-            if is_async and options.timeout_seconds is None and not options.retry.retries_allowed:
+            if (
+                is_async
+                and options.timeout_seconds is None
+                and not options.retry.retries_allowed
+                and options.on_exhausted == "fail"
+            ):
                 with step_status_set(StepStatus(slot.function_id, None, None)):
                     value = await func(*args, **kwargs)  # what _with_retries comes down to
             else:
@@ -167,7 +194,9 @@ async def _checkpointed(
             current_step.reset(token)
         return value
 
-    return await checkpoint.checkpointed(slot, body, what=f"step {options.name}")
+    return await counted_step(
+        slot.ctx, lambda: checkpoint.checkpointed(slot, body, what=f"step {options.name}")
+    )
 
 
 @attrs.frozen
@@ -219,4 +248,6 @@ async def _observed(
             metrics.step_ended(options.name, trio.current_time() - started, False)
         return value
 
-    return await checkpoint.checkpointed(slot, body, what=f"step {options.name}")
+    return await counted_step(
+        slot.ctx, lambda: checkpoint.checkpointed(slot, body, what=f"step {options.name}")
+    )

@@ -25,6 +25,18 @@ class ManagementStore(Protocol):
         self, workflow_ids: list[str], queue_name: str | None, now_ms: int
     ) -> list[str]: ...
 
+    async def pause_workflows(self, workflow_ids: list[str], now_ms: int) -> list[str]:
+        """Set PAUSED on those PENDING, ENQUEUED or DELAYED (owner, queue, deadline and
+        dedup id kept); the ids changed. Watchers elsewhere are told to look."""
+
+    async def pause_own_workflow(self, workflow_id: str, owner_xid: str, now_ms: int) -> bool:
+        """Set PAUSED on a PENDING workflow still owned by ``owner_xid``; whether it was."""
+
+    async def unpause_workflows(self, workflow_ids: list[str], now_ms: int) -> list[str]:
+        """PAUSED rows go back on their queue (or the internal one), ENQUEUED, or DELAYED
+        if their delay has not passed (attempts reset, deadline re-armed at dequeue); the
+        ids changed. Their queues' workers are woken."""
+
     async def delete_workflows(self, workflow_ids: list[str]) -> None: ...
 
     async def set_workflow_delay(

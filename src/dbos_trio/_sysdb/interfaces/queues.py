@@ -33,6 +33,14 @@ class QueueStore(Protocol):
 
     async def delete_queue(self, name: str) -> bool: ...
 
+    async def pause_queue(self, name: str, now_ms: int) -> bool:
+        """Stop every executor's claims from the queue (its global concurrency stored as
+        0 or below, the old limit kept); False if there is no such row or it is paused."""
+
+    async def unpause_queue(self, name: str, now_ms: int) -> bool:
+        """Restore the queue's global concurrency and wake its workers; False if there is
+        no such row or it is not paused."""
+
     async def find_deduplicated(self, queue_name: str, deduplication_id: str) -> str | None:
         """The id of the active workflow holding ``deduplication_id`` on the queue."""
 

@@ -25,6 +25,27 @@ class ManagementOperations(SQLBackendBase):
             self._announce(cancels_key(), (CANCEL_CHANNEL, ""))
         return [row[0] for row in rows]
 
+    async def pause_workflows(self, workflow_ids: list[str], now_ms: int) -> list[str]:
+        rows = await self._db.all(
+            "pause_workflows", {"workflow_ids": list(workflow_ids), "now": now_ms}
+        )
+        if rows:
+            # The watchers of other processes look at once (they see PAUSED, not CANCELLED).
+            self._announce(cancels_key(), (CANCEL_CHANNEL, ""))
+        return [row[0] for row in rows]
+
+    async def pause_own_workflow(self, workflow_id: str, owner_xid: str, now_ms: int) -> bool:
+        params = {"workflow_id": workflow_id, "owner_xid": owner_xid, "now": now_ms}
+        return await self._db.run("pause_own_workflow", params) > 0
+
+    async def unpause_workflows(self, workflow_ids: list[str], now_ms: int) -> list[str]:
+        rows = await self._db.all(
+            "unpause_workflows", {"workflow_ids": list(workflow_ids), "now": now_ms}
+        )
+        for row in rows:
+            self._announce_enqueued(row[1], row[2])
+        return [row[0] for row in rows]
+
     async def list_children(self, workflow_ids: list[str]) -> list[str]:
         rows = await self._db.all("list_children", {"workflow_ids": list(workflow_ids)})
         return [row[0] for row in rows]

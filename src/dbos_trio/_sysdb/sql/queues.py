@@ -69,6 +69,15 @@ class QueueOperations(SQLBackendBase):
     async def delete_queue(self, name: str) -> bool:
         return await self._db.run("delete_queue", {"name": name}) > 0
 
+    async def pause_queue(self, name: str, now_ms: int) -> bool:
+        return await self._db.run("pause_queue", {"name": name, "now": now_ms}) > 0
+
+    async def unpause_queue(self, name: str, now_ms: int) -> bool:
+        changed = await self._db.run("unpause_queue", {"name": name, "now": now_ms}) > 0
+        if changed:
+            self._announce_enqueued(name, "ENQUEUED")
+        return changed
+
     async def release_delayed(self, application_name: str, now_ms: int) -> int:
         params = {"application_name": application_name, "now": now_ms}
         if self.IDLE_WRITES_TAKE_LOCK and not await self._exists("has_due_delayed", params):

@@ -16,7 +16,7 @@ WITH doomed AS (
     WHERE created_at >= %(after)s AND created_at < %(created_before)s
       AND (created_at < %(keep_before)s
            OR COALESCE(completed_at, updated_at, created_at) < %(completed_before)s)
-      AND status NOT IN ('PENDING', 'ENQUEUED', 'DELAYED')
+      AND status NOT IN ('PENDING', 'ENQUEUED', 'DELAYED', 'PAUSED')
       AND (%(application_name)s::text IS NULL
            OR application_name = %(application_name)s OR application_name IS NULL)
     ORDER BY created_at

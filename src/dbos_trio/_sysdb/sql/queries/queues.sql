@@ -50,7 +50,14 @@ INSERT INTO {schema}.queues AS q (
     :partition_rate_limit_max, :partition_rate_limit_period_sec
 )
 ON CONFLICT (name) DO UPDATE SET
-    concurrency = excluded.concurrency, worker_concurrency = excluded.worker_concurrency,
+    -- A paused queue (concurrency 0 or below, see pause_queue) stays paused: registering
+    -- it at every launch must not let it claim again; the new limit is kept, negated.
+    concurrency = CASE
+        WHEN q.concurrency <= 0 AND (excluded.concurrency IS NULL OR excluded.concurrency > 0)
+        THEN -COALESCE(excluded.concurrency, 0)
+        ELSE excluded.concurrency
+    END,
+    worker_concurrency = excluded.worker_concurrency,
     rate_limit_max = excluded.rate_limit_max,
     rate_limit_period_sec = excluded.rate_limit_period_sec,
     priority_enabled = TRUE, partition_queue = excluded.partition_queue,
@@ -85,6 +92,20 @@ WHERE name = :name
 
 -- name: delete_queue
 DELETE FROM {schema}.queues WHERE name = :name
+
+-- name: pause_queue
+-- Stop claims from a queue, durably and for every SDK: a global concurrency of 0 or less
+-- admits nothing (dbos 3.4 claims at most concurrency - running). The limit it had is kept
+-- negated (-N; 0 for none), so unpause_queue restores it. Running work goes on.
+UPDATE {schema}.queues
+SET concurrency = -COALESCE(concurrency, 0), updated_at = :now
+WHERE name = :name AND (concurrency IS NULL OR concurrency > 0)
+
+-- name: unpause_queue
+-- Claims resume with the global concurrency the queue had before pause_queue.
+UPDATE {schema}.queues
+SET concurrency = NULLIF(-concurrency, 0), updated_at = :now
+WHERE name = :name AND concurrency <= 0
 
 -- name: dead_letter
 -- Park a workflow dispatched more often than its max_recovery_attempts allows.

@@ -10,7 +10,7 @@ DELETE FROM workflow_input WHERE workflow_uuid IN (
     WHERE created_at >= :after AND created_at < :created_before
       AND (created_at < :keep_before
            OR COALESCE(completed_at, updated_at, created_at) < :completed_before)
-      AND status NOT IN ('PENDING', 'ENQUEUED', 'DELAYED')
+      AND status NOT IN ('PENDING', 'ENQUEUED', 'DELAYED', 'PAUSED')
       AND (:application_name IS NULL
            OR application_name = :application_name OR application_name IS NULL)
     ORDER BY created_at, workflow_uuid LIMIT :batch_size);
@@ -19,7 +19,7 @@ DELETE FROM workflow_output WHERE workflow_uuid IN (
     WHERE created_at >= :after AND created_at < :created_before
       AND (created_at < :keep_before
            OR COALESCE(completed_at, updated_at, created_at) < :completed_before)
-      AND status NOT IN ('PENDING', 'ENQUEUED', 'DELAYED')
+      AND status NOT IN ('PENDING', 'ENQUEUED', 'DELAYED', 'PAUSED')
       AND (:application_name IS NULL
            OR application_name = :application_name OR application_name IS NULL)
     ORDER BY created_at, workflow_uuid LIMIT :batch_size);
@@ -28,7 +28,7 @@ DELETE FROM operation_outputs WHERE workflow_uuid IN (
     WHERE created_at >= :after AND created_at < :created_before
       AND (created_at < :keep_before
            OR COALESCE(completed_at, updated_at, created_at) < :completed_before)
-      AND status NOT IN ('PENDING', 'ENQUEUED', 'DELAYED')
+      AND status NOT IN ('PENDING', 'ENQUEUED', 'DELAYED', 'PAUSED')
       AND (:application_name IS NULL
            OR application_name = :application_name OR application_name IS NULL)
     ORDER BY created_at, workflow_uuid LIMIT :batch_size);
@@ -37,7 +37,7 @@ DELETE FROM workflow_status WHERE workflow_uuid IN (
     WHERE created_at >= :after AND created_at < :created_before
       AND (created_at < :keep_before
            OR COALESCE(completed_at, updated_at, created_at) < :completed_before)
-      AND status NOT IN ('PENDING', 'ENQUEUED', 'DELAYED')
+      AND status NOT IN ('PENDING', 'ENQUEUED', 'DELAYED', 'PAUSED')
       AND (:application_name IS NULL
            OR application_name = :application_name OR application_name IS NULL)
     ORDER BY created_at, workflow_uuid LIMIT :batch_size)

@@ -1,0 +1,299 @@
+"""Pause and unpause, of a workflow and of a queue, durable across a restart, on both
+backends.
+
+A paused workflow finishes the step it is in (recorded), stops before its next one, frees
+its queue slot, stays PAUSED through a new launch on the same database, and after the
+unpause runs on from its checkpoints (the earlier steps do not run again). A paused queue
+is claimed from by no executor, even one that registers it again at launch; its running
+work goes on. Steps are gated by ``trio.Event``\\ s, never by time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import trio
+
+from dbos_trio import (
+    DBOS,
+    Client,
+    DBOSException,
+    DBOSInvalidArgumentError,
+    DBOSNonExistentWorkflowError,
+    SetWorkflowID,
+)
+
+from support.backends import query
+from support.time_fixtures import executor_of
+from support.waiting import HANG_GUARD, wait_until
+
+
+def app(make_dbos: Callable[..., DBOS], ran: list[str], gate: trio.Event) -> tuple[DBOS, Any]:
+    """A workflow of three steps whose second waits on ``gate``; the same code at every
+    launch (a restart registers it again)."""
+    dbos = make_dbos()
+    dbos.register_queue("work", worker_concurrency=1)
+
+    @dbos.step()
+    async def first() -> str:
+        ran.append("first")
+        return "a"
+
+    @dbos.step()
+    async def second() -> str:
+        ran.append("second")
+        await gate.wait()
+        return "b"
+
+    @dbos.step()
+    async def third() -> str:
+        ran.append("third")
+        return "c"
+
+    @dbos.workflow()
+    async def three() -> str:
+        return await first() + await second() + await third()
+
+    return dbos, three
+
+
+async def status_of(dbos: DBOS, workflow_id: str) -> str:
+    status = await dbos.get_workflow_status(workflow_id)
+    assert status is not None
+    return status.status
+
+
+async def test_a_running_workflow_stops_before_its_next_step_stays_paused_and_resumes(
+    make_dbos: Callable[..., DBOS],
+) -> None:
+    ran: list[str] = []
+    gate = trio.Event()
+    dbos, three = app(make_dbos, ran, gate)
+    async with dbos.launched():
+        with SetWorkflowID("wf-1"):
+            await dbos.start_workflow(three)
+        await wait_until(lambda: ran == ["first", "second"], timeout=HANG_GUARD)
+        assert await dbos.pause_workflow("wf-1") is True
+        assert await status_of(dbos, "wf-1") == "PAUSED"
+        gate.set()  # the step in flight finishes...
+        executor = executor_of(dbos)
+        await wait_until(lambda: "wf-1" not in executor.local, timeout=HANG_GUARD)
+        # ... and is recorded; the next one never started.
+        assert ran == ["first", "second"]
+        steps = await dbos.list_workflow_steps("wf-1")
+        assert [s.function_name.rsplit(".", 1)[-1] for s in steps] == ["first", "second"]
+        assert await dbos.pause_workflow("wf-1") is False  # idempotent
+        listed = await dbos.list_workflows(status="PAUSED")
+        assert [w.workflow_id for w in listed] == ["wf-1"]
+
+    ran.clear()
+    again, _ = app(make_dbos, ran, gate)
+    async with again.launched():  # a restart: recovery does not touch a PAUSED row
+        assert await status_of(again, "wf-1") == "PAUSED"
+        assert await again.unpause_workflow("wf-1") is True
+        handle = await again.retrieve_workflow("wf-1")
+        with trio.fail_after(HANG_GUARD):
+            assert await handle.get_result() == "abc"
+        assert ran == ["third"]  # the recorded steps were replayed, not run
+
+
+async def test_pausing_a_queued_workflow_frees_its_slot_and_unpause_puts_it_back_on_its_queue(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    ran: list[str] = []
+    gate = trio.Event()
+    dbos, three = app(make_dbos, ran, gate)
+
+    @dbos.workflow()
+    async def quick() -> str:
+        return "quick"
+
+    async with dbos.launched():
+        queue = await dbos.retrieve_queue("work")
+        assert queue is not None
+        with SetWorkflowID("held"):
+            held = await queue.enqueue(three)
+        await wait_until(lambda: ran == ["first", "second"], timeout=HANG_GUARD)
+        with SetWorkflowID("behind"):
+            behind = await queue.enqueue(quick)  # worker_concurrency=1: waits for "held"
+        async with Client(dbos_url) as client:
+            assert await client.pause_workflow("held") is True
+        gate.set()
+        with trio.fail_after(HANG_GUARD):
+            assert await behind.get_result() == "quick"  # the paused one let go of its slot
+        [(status, queue_name)] = await query(
+            dbos_url,
+            "SELECT status, queue_name FROM {t}workflow_status WHERE workflow_uuid = %s",
+            "held",
+        )
+        assert (status, queue_name) == ("PAUSED", "work")
+        async with Client(dbos_url) as client:
+            assert await client.unpause_workflow("held") is True
+        [(status, queue_name)] = await query(
+            dbos_url,
+            "SELECT status, queue_name FROM {t}workflow_status WHERE workflow_uuid = %s",
+            "held",
+        )
+        assert queue_name == "work" and status in ("ENQUEUED", "PENDING", "SUCCESS")
+        with trio.fail_after(HANG_GUARD):
+            assert await held.get_result() == "abc"
+        assert ran == ["first", "second", "third"]
+
+
+async def test_a_paused_queue_claims_nothing_across_a_restart_and_its_running_work_goes_on(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    gate = trio.Event()
+    started = trio.Event()
+
+    def make(limit: int) -> tuple[DBOS, Any, Any]:
+        dbos = make_dbos()
+        dbos.register_queue("jobs", global_concurrency=limit)
+
+        @dbos.workflow()
+        async def slow() -> str:
+            started.set()
+            await gate.wait()
+            return "slow"
+
+        @dbos.workflow()
+        async def job() -> str:
+            return "job"
+
+        return dbos, slow, job
+
+    dbos, slow, job = make(5)
+    async with dbos.launched():
+        queue = await dbos.retrieve_queue("jobs")
+        assert queue is not None
+        running = await queue.enqueue(slow)
+        await started.wait()
+        assert await dbos.pause_queue("jobs") is True
+        assert await dbos.pause_queue("jobs") is False
+        stored = await dbos.retrieve_queue("jobs")
+        assert stored is not None and stored.paused and stored.global_concurrency == 5
+        executor = executor_of(dbos)
+        # Within one sweep the queue is no longer served and its worker has left.
+        await wait_until(
+            lambda: (
+                "jobs" not in executor.queue_set.served and "jobs" not in executor.queue_set.working
+            ),
+            timeout=HANG_GUARD,
+        )
+        with SetWorkflowID("waiting-job"):
+            await queue.enqueue(job)
+        gate.set()
+        with trio.fail_after(HANG_GUARD):
+            assert await running.get_result() == "slow"  # running work goes on
+        assert (await dbos.get_workflow_status("waiting-job")).status == "ENQUEUED"  # type: ignore[union-attr]
+
+    again, _, _ = make(7)  # registered again at launch, with a new limit
+    async with again.launched():
+        stored = await again.retrieve_queue("jobs")
+        assert stored is not None and stored.paused and stored.global_concurrency == 7
+        assert "jobs" not in executor_of(again).queue_set.served  # the first sweep ran
+        assert (await again.get_workflow_status("waiting-job")).status == "ENQUEUED"  # type: ignore[union-attr]
+        [(concurrency,)] = await query(
+            dbos_url, "SELECT concurrency FROM {t}queues WHERE name = %s", "jobs"
+        )
+        assert concurrency == -7  # what every SDK reads: no claims
+        async with Client(dbos_url) as client:
+            assert await client.unpause_queue("jobs") is True
+            assert await client.unpause_queue("jobs") is False
+        handle = await again.retrieve_workflow("waiting-job")
+        with trio.fail_after(HANG_GUARD):
+            assert await handle.get_result() == "job"
+        stored = await again.retrieve_queue("jobs")
+        assert stored is not None and not stored.paused and stored.global_concurrency == 7
+
+
+async def test_a_step_out_of_retries_pauses_its_workflow_and_unpause_runs_it_again(
+    make_dbos: Callable[..., DBOS], caplog: pytest.LogCaptureFixture
+) -> None:
+    dbos = make_dbos()
+    fixed = [False]
+    attempts: list[int] = []
+
+    @dbos.step()
+    async def before() -> str:
+        return "before"
+
+    @dbos.step(retries_allowed=True, max_attempts=2, interval_seconds=0, on_exhausted="pause")
+    async def charge() -> str:
+        attempts.append(1)
+        if not fixed[0]:
+            raise ValueError("gateway down")
+        return "charged"
+
+    @dbos.workflow()
+    async def checkout() -> str:
+        return await before() + " " + await charge()
+
+    caplog.set_level(logging.WARNING, logger="dbos_trio")
+    async with dbos.launched():
+        with SetWorkflowID("order-7"):
+            handle = await dbos.start_workflow(checkout)
+        executor = executor_of(dbos)
+        await wait_until(lambda: "order-7" not in executor.local, timeout=HANG_GUARD)
+        assert (await dbos.get_workflow_status("order-7")).status == "PAUSED"  # type: ignore[union-attr]
+        assert len(attempts) == 2
+        steps = await dbos.list_workflow_steps("order-7")
+        assert len(steps) == 1 and steps[0].error is None  # the failure is not recorded
+        [warning] = [r for r in caplog.records if "PAUSED instead of failing" in r.message]
+        assert warning.levelno == logging.WARNING
+        for part in ("order-7", "charge", "ValueError", "gateway down", "workflow unpause order-7"):
+            assert part in warning.getMessage()
+        fixed[0] = True
+        assert await dbos.unpause_workflow("order-7") is True
+        with trio.fail_after(HANG_GUARD):
+            assert await handle.get_result() == "before charged"
+        assert len(attempts) == 3  # the step ran again, once
+
+
+def test_a_bad_on_exhausted_is_refused_at_decoration(make_dbos: Callable[..., DBOS]) -> None:
+    dbos = make_dbos()
+    with pytest.raises(DBOSInvalidArgumentError, match="on_exhausted must be one of"):
+        dbos.step(on_exhausted="explode")  # type: ignore[arg-type]
+
+
+async def test_pause_refuses_finished_and_unknown_workflows_and_a_paused_one_can_be_cancelled(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    dbos = make_dbos()
+
+    @dbos.workflow()
+    async def done() -> str:
+        return "done"
+
+    @dbos.workflow()
+    async def waits() -> object:
+        return await dbos.recv("go", timeout_seconds=3600)
+
+    async with dbos.launched():
+        with SetWorkflowID("finished"):
+            assert await done() == "done"
+        with SetWorkflowID("waiting"):
+            await dbos.start_workflow(waits)
+        async with Client(dbos_url) as client:
+            with pytest.raises(DBOSException, match="SUCCESS: it has finished"):
+                await client.pause_workflow("finished")
+            with pytest.raises(DBOSException, match="SUCCESS: it has finished"):
+                await client.unpause_workflow("finished")
+            with pytest.raises(DBOSNonExistentWorkflowError):
+                await client.pause_workflow("nobody")
+            with pytest.raises(DBOSNonExistentWorkflowError):
+                await client.unpause_workflow("nobody")
+            with pytest.raises(DBOSException, match="no queue 'nowhere'"):
+                await client.pause_queue("nowhere")
+            with pytest.raises(DBOSException, match="cannot be paused"):
+                await client.pause_queue("_dbos_internal_queue")
+            assert (await client.get_workflow_status("finished")).status == "SUCCESS"  # type: ignore[union-attr]
+            assert await client.pause_workflow("waiting") is True
+        # Waiting in recv, it stops at once (in this process), with nothing recorded.
+        executor = executor_of(dbos)
+        await wait_until(lambda: "waiting" not in executor.local, timeout=HANG_GUARD)
+        await dbos.cancel_workflow("waiting")
+        assert (await dbos.get_workflow_status("waiting")).status == "CANCELLED"  # type: ignore[union-attr]
