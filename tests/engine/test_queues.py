@@ -34,6 +34,7 @@ from dbos_trio._core.admission import (
     next_poll_interval,
 )
 from dbos_trio._sysdb.postgres.backend import claim_statement
+from dbos_trio._sysdb.records import TURN_HEAD, TURN_TOKEN
 
 from support.backends import execute, query, status_row
 from support.queue_apps import APP_NAME, App, build_app, expected_three_steps
@@ -869,6 +870,10 @@ async def test_the_claim_looks_up_its_rows_by_primary_key_behind_a_large_backlog
             "partition_rate_limit_max": None,
             "partition_rate_limit_period_ms": None,
             "rate_limited": consistent,
+            # Turn-taking's counts too, whenever a global limit applies.
+            "turn_window_ms": 3000 if consistent else None,
+            "turn_token": TURN_TOKEN,
+            "turn_head": TURN_HEAD,
         }
         with psycopg.connect(dbos_url) as conn:
             plan = [line for (line,) in conn.execute("EXPLAIN " + statement, params)]

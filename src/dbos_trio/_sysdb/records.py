@@ -195,6 +195,15 @@ class WorkflowFilters:
     load_output: bool = True
 
 
+# The owner token of an ENQUEUED row that an executor waits on as its turn (see
+# QueueStore.request_turn). Not a UUID, so it can never be a claim's or an official SDK's
+# token; the official SDKs ignore owner_xid and started_at_epoch_ms of ENQUEUED rows.
+TURN_TOKEN = "dbos-trio-turn"
+# Turns are marked at the head of a queue, so claims look for them among its first rows
+# only (an index range however long the backlog).
+TURN_HEAD = 100
+
+
 @attrs.frozen(kw_only=True)
 class ClaimRequest:
     """One dequeue attempt on one queue (or one partition of it).
@@ -224,6 +233,9 @@ class ClaimRequest:
     # spend the same budget; otherwise SKIP LOCKED under READ COMMITTED.
     consistent: bool
     rate_limited: bool
+    # Turn-taking under a global limit (unpartitioned queues): how long an
+    # executor's turn on the queue stays valid after it asked for it; None: no turns.
+    turn_window_ms: int | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -17,6 +17,8 @@ from dbos_trio._core.admission import (
     stored_concurrency,
 )
 from dbos_trio._sysdb.records import (
+    TURN_HEAD,
+    TURN_TOKEN,
     ClaimedWorkflow,
     ClaimRequest,
     InitResult,
@@ -318,4 +320,7 @@ def claim_params(request: ClaimRequest) -> dict[str, Any]:
         "partition_rate_limit_max": request.partition_rate_limit_max,
         "partition_rate_limit_period_ms": request.partition_rate_limit_period_ms,
         "rate_limited": request.rate_limited,
+        "turn_window_ms": request.turn_window_ms,
+        "turn_token": TURN_TOKEN,
+        "turn_head": TURN_HEAD,
     }

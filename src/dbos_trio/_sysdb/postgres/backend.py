@@ -150,6 +150,7 @@ class PostgresSystemDatabase(SQLSystemDatabase):
     STEP_BATCH_STATEMENT: ClassVar[str | None] = "record_steps"
     OUTCOME_BATCH_STATEMENT: ClassVar[str | None] = "record_outcomes"
     INIT_BATCH_STATEMENT: ClassVar[str | None] = "init_workflows"
+    TURN_STATEMENT: ClassVar[str | None] = "request_turn"
 
     def __init__(
         self,

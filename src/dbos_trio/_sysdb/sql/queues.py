@@ -13,10 +13,18 @@ Invariants, and why:
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from dbos_trio._core.admission import QueueConfig
 from dbos_trio._sysdb.errors import ConnectionLost
 from dbos_trio._sysdb.records import ClaimedWorkflow, ClaimRequest
-from dbos_trio._sysdb.rows import claimed_workflow, in_dequeue_order, queue_config, queue_params
+from dbos_trio._sysdb.rows import (
+    claim_params,
+    claimed_workflow,
+    in_dequeue_order,
+    queue_config,
+    queue_params,
+)
 from dbos_trio._sysdb.sql.base import SQLBackendBase
 from dbos_trio._sysdb.statements import Row, Transaction
 from dbos_trio._sysdb.wakeups import CANCEL_CHANNEL, cancels_key
@@ -24,6 +32,9 @@ from dbos_trio.errors import DBOSException
 
 
 class QueueOperations(SQLBackendBase):
+    # The backend's turn-taking statement (see QueueStore.request_turn); None: no turns.
+    TURN_STATEMENT: ClassVar[str | None] = None
+
     async def reenqueue_abandoned(
         self, executor_id: str, application_version: str, application_name: str, now_ms: int
     ) -> int:
@@ -107,6 +118,11 @@ class QueueOperations(SQLBackendBase):
             )
             if rows:
                 return in_dequeue_order([claimed_workflow(row) for row in rows])
+
+    async def request_turn(self, request: ClaimRequest) -> bool:
+        if self.TURN_STATEMENT is None or request.turn_window_ms is None:
+            return False
+        return await self._db.run(self.TURN_STATEMENT, claim_params(request)) > 0
 
     async def _claim_once(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
         """One claim statement (each backend's own), retried by nobody: a lost connection

@@ -84,6 +84,7 @@ class SQLiteSystemDatabase(SQLSystemDatabase):
     """System database in one SQLite file, driven synchronously from the Trio thread."""
 
     IDLE_WRITES_TAKE_LOCK: ClassVar[bool] = True
+    TURN_STATEMENT: ClassVar[str | None] = "request_turn"
 
     def __init__(
         self,
@@ -196,4 +197,10 @@ async def _shared_budgets(tx: Transaction, request: ClaimRequest) -> list[tuple[
         if cap is not None:
             row = await tx.one("count_running", {**base, "partition_key": partition_key})
             spent.append((cap, row[0] if row else 0))
+    if request.global_concurrency is not None and request.turn_window_ms is not None:
+        turns = await tx.one("count_turns", claim_params(request))
+        waiting, others, mine = turns if turns else (0, 0, 0)
+        if waiting:
+            # Another executor waits for a turn: no more than a fair share of the limit.
+            spent.append(((request.global_concurrency + others) // (others + 1), mine))
     return spent

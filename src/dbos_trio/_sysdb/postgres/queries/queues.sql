@@ -67,13 +67,45 @@ WITH recent_starts AS (
       AND status = 'PENDING'
       AND (application_name = %(application_name)s OR application_name IS NULL)
       {partition}
+), turns AS (
+    -- Turn-taking under a global limit (see request_turn), only when the caller asks for
+    -- it: the turns other executors wait on, how many other executors share the queue
+    -- (running or waiting), and how many of its workflows this one runs. Turns are taken
+    -- at the head of the queue, so only its first TURN_HEAD rows are looked at: an index
+    -- range, however long the backlog.
+    SELECT count(*) FILTER (WHERE waiting AND executor_id IS DISTINCT FROM %(executor_id)s)
+               AS waiting,
+           count(DISTINCT executor_id) FILTER (WHERE executor_id <> %(executor_id)s) AS others,
+           count(*) FILTER (WHERE NOT waiting AND executor_id = %(executor_id)s) AS mine
+    FROM (
+        SELECT executor_id, FALSE AS waiting FROM {schema}.workflow_status
+        WHERE %(turn_window_ms)s::bigint IS NOT NULL AND queue_name = %(queue_name)s
+          AND status = 'PENDING'
+          AND (application_name = %(application_name)s OR application_name IS NULL)
+        UNION ALL
+        SELECT head.executor_id, TRUE FROM (
+            SELECT executor_id, owner_xid, started_at_epoch_ms FROM {schema}.workflow_status
+            WHERE %(turn_window_ms)s::bigint IS NOT NULL AND queue_name = %(queue_name)s
+              AND status = 'ENQUEUED'
+              AND (application_name = %(application_name)s OR application_name IS NULL)
+            ORDER BY priority ASC, created_at ASC
+            LIMIT %(turn_head)s
+        ) AS head
+        WHERE head.owner_xid = %(turn_token)s
+          AND head.started_at_epoch_ms > %(now)s - %(turn_window_ms)s::bigint
+    ) AS sharing
 ), budget AS MATERIALIZED (
     SELECT LEAST(
         %(local_budget)s::int,
         %(rate_limit_max)s::int - (SELECT n FROM recent_starts),
         %(global_concurrency)s::int - (SELECT n FROM running),
         %(partition_rate_limit_max)s::int - (SELECT n FROM partition_recent_starts),
-        %(partition_concurrency)s::int - (SELECT n FROM partition_running)
+        %(partition_concurrency)s::int - (SELECT n FROM partition_running),
+        -- While another executor waits for a turn, no more than a fair share of the
+        -- global limit (rounded up) for this one.
+        (SELECT CASE WHEN waiting > 0
+                THEN (%(global_concurrency)s::int + others) / (others + 1) - mine END
+         FROM turns)
     ) AS n
 ), candidates AS (
     SELECT workflow_uuid, xmin AS locked_version FROM {schema}.workflow_status
@@ -83,6 +115,11 @@ WITH recent_starts AS (
       AND (application_name = %(application_name)s OR application_name IS NULL)
       AND name = ANY(%(workflow_names)s)
       {partition}
+      -- Not a row another executor waits on as its turn.
+      AND (owner_xid IS DISTINCT FROM %(turn_token)s
+           OR executor_id IS NOT DISTINCT FROM %(executor_id)s
+           OR started_at_epoch_ms IS NULL
+           OR started_at_epoch_ms <= %(now)s - COALESCE(%(turn_window_ms)s::bigint, 0))
     ORDER BY priority ASC, created_at ASC
     LIMIT (SELECT CASE WHEN n IS NULL THEN NULL ELSE GREATEST(n, 0) END FROM budget)
     FOR UPDATE {lock}
@@ -136,3 +173,53 @@ WHERE workflow_uuid IN (
     FOR UPDATE SKIP LOCKED
 )
 RETURNING workflow_uuid
+
+-- name: request_turn
+-- Turn-taking under a global limit. An executor whose claim found the limit spent, while it
+-- had free slots, asks for a turn: if it runs fewer than its fair share of the limit (the
+-- limit divided among the executors sharing the queue, rounded up), it marks the head row
+-- of the queue it could run as the turn it waits for (owner_xid = the turn token,
+-- executor_id = its own id, started_at_epoch_ms = now), or renews the turn it already has.
+-- The row stays ENQUEUED, so every SDK still sees it queued. Until the turn is taken or
+-- goes stale, other executors' claims leave that row alone and keep to their fair share,
+-- so a slot freed anywhere is left for the waiter's next claim: without this, the executor
+-- that frees a slot claims it again at once and a later executor can starve.
+WITH sharing AS (
+    SELECT count(DISTINCT executor_id) FILTER (WHERE executor_id <> %(executor_id)s) AS others,
+           count(*) FILTER (WHERE executor_id = %(executor_id)s) AS mine
+    FROM {schema}.workflow_status
+    WHERE queue_name = %(queue_name)s AND status = 'PENDING'
+      AND (application_name = %(application_name)s OR application_name IS NULL)
+), my_turn AS (
+    SELECT head.workflow_uuid FROM (
+        SELECT workflow_uuid, executor_id, owner_xid FROM {schema}.workflow_status
+        WHERE queue_name = %(queue_name)s AND status = 'ENQUEUED'
+          AND (application_name = %(application_name)s OR application_name IS NULL)
+        ORDER BY priority ASC, created_at ASC
+        LIMIT %(turn_head)s
+    ) AS head
+    WHERE head.owner_xid = %(turn_token)s AND head.executor_id = %(executor_id)s
+    LIMIT 1
+), next_row AS (
+    SELECT workflow_uuid FROM {schema}.workflow_status
+    WHERE queue_name = %(queue_name)s AND status = 'ENQUEUED'
+      AND (application_version = %(application_version)s
+           OR (%(runs_latest_version)s AND application_version IS NULL))
+      AND (application_name = %(application_name)s OR application_name IS NULL)
+      AND name = ANY(%(workflow_names)s)
+      AND (owner_xid IS DISTINCT FROM %(turn_token)s
+           OR started_at_epoch_ms IS NULL
+           OR started_at_epoch_ms <= %(now)s - %(turn_window_ms)s::bigint)
+    ORDER BY priority ASC, created_at ASC
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {schema}.workflow_status AS ws
+SET owner_xid = %(turn_token)s, executor_id = %(executor_id)s, started_at_epoch_ms = %(now)s
+WHERE ws.workflow_uuid = COALESCE((SELECT workflow_uuid FROM my_turn),
+                                  (SELECT workflow_uuid FROM next_row))
+  AND ws.status = 'ENQUEUED'
+  AND (SELECT mine FROM sharing)
+      < (%(global_concurrency)s::int + (SELECT others FROM sharing))
+        / ((SELECT others FROM sharing) + 1)
+RETURNING ws.workflow_uuid

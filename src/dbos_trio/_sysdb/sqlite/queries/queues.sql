@@ -42,6 +42,69 @@ WHERE queue_name = :queue_name AND status = 'PENDING' AND status IN ('ENQUEUED',
   AND (application_name = :application_name OR application_name IS NULL)
   AND (:partition_key IS NULL OR queue_partition_key = :partition_key)
 
+-- name: count_turns
+-- Turn-taking under a global limit (see request_turn): the turns other executors wait on,
+-- how many other executors share the queue (running or waiting), and how many of its
+-- workflows this one runs. Turns are taken at the head of the queue, so only its first
+-- :turn_head rows are looked at.
+SELECT count(*) FILTER (WHERE waiting AND executor_id IS NOT :executor_id),
+       count(DISTINCT executor_id) FILTER (WHERE executor_id <> :executor_id),
+       count(*) FILTER (WHERE NOT waiting AND executor_id = :executor_id)
+FROM (
+    SELECT executor_id, FALSE AS waiting FROM workflow_status
+    WHERE queue_name = :queue_name AND status = 'PENDING' AND status IN ('ENQUEUED', 'PENDING')
+      AND (application_name = :application_name OR application_name IS NULL)
+    UNION ALL
+    SELECT head.executor_id, TRUE FROM (
+        SELECT executor_id, owner_xid, started_at_epoch_ms FROM workflow_status
+        WHERE queue_name = :queue_name AND status = 'ENQUEUED'
+          AND status IN ('ENQUEUED', 'PENDING')
+          AND (application_name = :application_name OR application_name IS NULL)
+        ORDER BY priority ASC, created_at ASC, rowid ASC
+        LIMIT :turn_head
+    ) AS head
+    WHERE head.owner_xid = :turn_token AND head.started_at_epoch_ms > :now - :turn_window_ms
+)
+
+-- name: request_turn
+-- Turn-taking under a global limit: mark the head row this executor could run as the turn
+-- it waits for, or renew the turn it has, if it runs fewer than its fair share of the
+-- limit (the PostgreSQL statement of the same name says why and how). The write lock
+-- makes the counts and the mark one step.
+UPDATE workflow_status
+SET owner_xid = :turn_token, executor_id = :executor_id, started_at_epoch_ms = :now
+WHERE status = 'ENQUEUED' AND workflow_uuid = COALESCE(
+    (SELECT head.workflow_uuid FROM (
+         SELECT workflow_uuid, executor_id, owner_xid FROM workflow_status
+         WHERE queue_name = :queue_name AND status = 'ENQUEUED'
+           AND status IN ('ENQUEUED', 'PENDING')
+           AND (application_name = :application_name OR application_name IS NULL)
+         ORDER BY priority ASC, created_at ASC, rowid ASC
+         LIMIT :turn_head
+     ) AS head
+     WHERE head.owner_xid = :turn_token AND head.executor_id = :executor_id
+     LIMIT 1),
+    (SELECT workflow_uuid FROM workflow_status
+     WHERE queue_name = :queue_name AND status = 'ENQUEUED'
+       AND status IN ('ENQUEUED', 'PENDING')
+       AND (application_version = :application_version
+            OR (:runs_latest_version AND application_version IS NULL))
+       AND (application_name = :application_name OR application_name IS NULL)
+       AND name IN (SELECT value FROM json_each(:workflow_names))
+       AND (owner_xid IS NOT :turn_token OR started_at_epoch_ms IS NULL
+            OR started_at_epoch_ms <= :now - :turn_window_ms)
+     ORDER BY priority ASC, created_at ASC, rowid ASC
+     LIMIT 1))
+  AND (SELECT count(*) FROM workflow_status
+       WHERE queue_name = :queue_name AND status = 'PENDING'
+         AND status IN ('ENQUEUED', 'PENDING') AND executor_id = :executor_id
+         AND (application_name = :application_name OR application_name IS NULL))
+      < (SELECT (:global_concurrency + others) / (others + 1) FROM (
+             SELECT count(DISTINCT executor_id) AS others FROM workflow_status
+             WHERE queue_name = :queue_name AND status = 'PENDING'
+               AND status IN ('ENQUEUED', 'PENDING') AND executor_id <> :executor_id
+               AND (application_name = :application_name OR application_name IS NULL)))
+
 -- name: has_claimable
 -- Whether a claim could take anything (the claim's own candidate filter, no budgets),
 -- looked at without the write lock: an idle queue's polls never take it.
@@ -79,6 +142,10 @@ WHERE status = 'ENQUEUED' AND workflow_uuid IN (
       AND (application_name = :application_name OR application_name IS NULL)
       AND name IN (SELECT value FROM json_each(:workflow_names))
       AND (:partition_key IS NULL OR queue_partition_key = :partition_key)
+      -- Not a row another executor waits on as its turn.
+      AND (owner_xid IS NOT :turn_token OR executor_id IS :executor_id
+           OR started_at_epoch_ms IS NULL
+           OR started_at_epoch_ms <= :now - COALESCE(:turn_window_ms, 0))
     ORDER BY priority ASC, created_at ASC, rowid ASC
     LIMIT :budget
 )
