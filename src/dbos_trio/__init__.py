@@ -38,6 +38,7 @@ from dbos_trio._engine.durable.send_many import SendMessage
 
 # Queues.
 from dbos_trio._core.admission import RateLimit
+from dbos_trio._engine.queues.bulk import EnqueueCall
 from dbos_trio._queue import Queue
 
 # Schedules and debouncing.
@@ -86,6 +87,7 @@ from dbos_trio.errors import (
     DBOSConflictingWorkflowError,
     DBOSCorruptRowError,
     DBOSDuplicateIDError,
+    DBOSEnqueueManyError,
     DBOSException,
     DBOSInitializationError,
     DBOSInvalidArgumentError,
@@ -137,6 +139,7 @@ __all__ = [  # noqa: RUF022 — grouped by concern, as the imports above
     "SendMessage",
     # queues
     "Queue",
+    "EnqueueCall",
     "RateLimit",
     # schedules and debouncing
     "ClientScheduleInput",
@@ -178,6 +181,7 @@ __all__ = [  # noqa: RUF022 — grouped by concern, as the imports above
     "DBOSConflictingWorkflowError",
     "DBOSCorruptRowError",
     "DBOSDuplicateIDError",
+    "DBOSEnqueueManyError",
     "DBOSException",
     "DBOSInitializationError",
     "DBOSInvalidArgumentError",

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any, ParamSpec, TypeVar
 
+import attrs
+
 from dbos_trio._core.admission import QueueConfig
+from dbos_trio._engine.queues import bulk
 from dbos_trio._engine.queues import enqueue as queues
+from dbos_trio._engine.queues.bulk import EnqueueCall
 from dbos_trio._engine.state import ExecutorSlot, Runtime
-from dbos_trio._engine.workflows.handle import WorkflowHandle
+from dbos_trio._engine.workflows.handle import WorkflowHandle, handle_for
 from dbos_trio._queue_setters import QueueSetters
 from dbos_trio._registry import resolve_workflow
 
@@ -65,3 +69,27 @@ class Queue(QueueSetters):
         return queues.enqueue(
             executor, self.name, registered, call_args, dict(kwargs), config=self._config
         )
+
+    async def enqueue_many(
+        self, fn: Callable[..., Awaitable[R]], calls: Iterable[EnqueueCall | tuple[Any, ...]]
+    ) -> list[WorkflowHandle[R]]:
+        """Enqueue ``fn`` once per call (an :class:`~dbos_trio.EnqueueCall`, or a tuple
+        of positional arguments) in few statements; the handles, in order.
+
+        Each row is deduplicated and idempotent as one ``enqueue`` of it would be, with
+        ``SetEnqueueOptions`` applying to every row that does not set its own. Every row
+        is checked first: a bad one raises :class:`~dbos_trio.DBOSInvalidArgumentError`
+        naming its index, and nothing is written. Rows refused while writing (a held
+        deduplication id, say) raise :class:`~dbos_trio.DBOSEnqueueManyError` listing
+        each, after every other row was enqueued (its ``workflow_ids`` say which).
+        Refused from a workflow body. Cancelled midway, the rows of the chunks already
+        committed stay enqueued (enqueue again with the same ids to be sure of all).
+        """
+        executor = self._slot.require(f"enqueueing on queue {self.name!r}")
+        registered, bound = bulk.resolve_bound(fn)
+        rows = bulk.as_calls(calls)
+        if bound:
+            rows = [attrs.evolve(row, args=bound + row.args) for row in rows]
+        planned = bulk.plan_queue_rows(executor, self.name, self._config, registered, rows)
+        ids = await bulk.write_rows(executor, planned)
+        return [handle_for(executor, workflow_id) for workflow_id in ids]

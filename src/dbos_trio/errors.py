@@ -96,6 +96,7 @@ __all__ = [
     "DBOSConflictingWorkflowError",
     "DBOSCorruptRowError",
     "DBOSDuplicateIDError",
+    "DBOSEnqueueManyError",
     "DBOSException",
     "DBOSInitializationError",
     "DBOSInvalidArgumentError",
@@ -233,6 +234,25 @@ class DBOSQueueDeduplicatedError(DBOSDuplicateIDError):
             f"Workflow {workflow_id} was deduplicated due to an existing workflow in queue "
             f"{queue_name} with deduplication ID {deduplication_id}.",
             12,
+        )
+
+
+class DBOSEnqueueManyError(DBOSException):
+    """Rows of an ``enqueue_many`` refused while writing (a held deduplication id, ...);
+    every other row was enqueued. ``failures``: each refused row's index and the error a
+    one-by-one ``enqueue`` of it would have raised; ``workflow_ids``: per row, the id its
+    handle follows (the holder's for ``return-existing``), or None where refused."""
+
+    def __init__(self, failures: dict[int, DBOSException], workflow_ids: list[str | None]) -> None:
+        self.failures = dict(failures)
+        self.workflow_ids = list(workflow_ids)
+        shown = "; ".join(
+            f"row {index}: {error.message}" for index, error in sorted(self.failures.items())[:10]
+        )
+        more = len(self.failures) - 10
+        super().__init__(
+            f"enqueue_many: {len(self.failures)} of {len(self.workflow_ids)} rows were not "
+            f"enqueued (the others were): {shown}" + (f"; and {more} more" if more > 0 else "")
         )
 
 

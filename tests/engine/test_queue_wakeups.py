@@ -33,8 +33,14 @@ from dbos_trio._sysdb.wakeups import (
 )
 
 from support.backends import query
-from support.time_fixtures import GLACIAL_RECHECK, NotifyWatcher, running, until_waiting
-from support.waiting import HANG_GUARD
+from support.time_fixtures import (
+    GLACIAL_RECHECK,
+    NotifyWatcher,
+    executor_of,
+    running,
+    until_waiting,
+)
+from support.waiting import HANG_GUARD, wait_until
 
 pytestmark = pytest.mark.postgres_only_module("LISTEN/NOTIFY between processes")
 
@@ -55,19 +61,33 @@ def test_the_supervisor_sweeps_again_when_the_first_delay_comes_due() -> None:
     assert sweep_wait(600.0, 4_000, 5_000) == 0.0  # already due
 
 
+async def waiting_afresh(
+    dbos: DBOS, waits: list[tuple[str, float]], woken: list[str], key: str
+) -> int:
+    """Once the waiter on ``key`` is in a wait begun after launch settled, the number of
+    times it was woken so far. The listener's connect wakes every waiter, and a first wait
+    woken so could claim again late, after the test's enqueue: so the waiter is woken once
+    here and seen to claim and wait again."""
+    await until_waiting(waits, key)
+    before = sum(1 for k, _ in waits if k == key)
+    executor_of(dbos).wakeups.wake(key)
+    await wait_until(lambda: sum(1 for k, _ in waits if k == key) > before, timeout=HANG_GUARD)
+    return woken.count(key)
+
+
 def worker(
     new_dbos: Callable[..., DBOS], queue: str, woken: list[str], *, polling: float = HOURLY
-) -> tuple[DBOS, list[bool]]:
+) -> tuple[DBOS, list[int]]:
     """An executor serving ``queue`` (polled every ``polling`` seconds), and, per run of
-    its workflow, whether its worker had been woken by then (a slot freed at the end of a
-    run wakes it too, so it is noted in the body, before that)."""
+    its workflow, how many times its worker had been woken by then (a slot freed at the
+    end of a run wakes it too, so it is counted in the body, before that)."""
     dbos = new_dbos(use_listen_notify=True)
     dbos.register_queue(queue, polling_interval_sec=polling)
-    woken_before_start: list[bool] = []
+    woken_before_start: list[int] = []
 
     @dbos.workflow(name="wake.double")
     async def double(x: int) -> int:
-        woken_before_start.append(queue_key(queue) in woken)
+        woken_before_start.append(woken.count(queue_key(queue)))
         return 2 * x
 
     return dbos, woken_before_start
@@ -86,14 +106,13 @@ async def test_a_client_enqueue_wakes_a_worker_that_polls_hourly(
         Client(db_url, app_name=dbos.config.app_name) as client,
     ):
         # The worker's first claim found nothing; its next poll is an hour away.
-        await until_waiting(wakeup_waits, queue_key(queue))
-        assert queue_key(queue) not in woken_waits
+        woken = await waiting_afresh(dbos, wakeup_waits, woken_waits, queue_key(queue))
         handle = await client.enqueue(
             EnqueueOptions(workflow_name="wake.double", queue_name=queue), 21
         )
         with trio.fail_after(HANG_GUARD):
             assert await handle.get_result() == 42
-        assert woken_before_start == [True]  # the NOTIFY woke it
+        assert woken_before_start[0] > woken  # the NOTIFY woke it
 
 
 async def test_an_enqueue_in_the_callers_transaction_notifies_at_commit_and_never_on_rollback(
@@ -110,7 +129,7 @@ async def test_an_enqueue_in_the_callers_transaction_notifies_at_commit_and_neve
         running(dbos, sweeps_every=GLACIAL_RECHECK),
         Client(db_url, app_name=dbos.config.app_name) as client,
     ):
-        await until_waiting(wakeup_waits, queue_key(queue))
+        woken = await waiting_afresh(dbos, wakeup_waits, woken_waits, queue_key(queue))
         with psycopg.connect(db_url) as conn:  # not autocommit: a transaction is open
             await client.enqueue_in_transaction(conn, options, 1)
             conn.rollback()
@@ -121,7 +140,7 @@ async def test_an_enqueue_in_the_callers_transaction_notifies_at_commit_and_neve
         await watcher.wait_for(QUEUE_CHANNEL, queue, timeout=HANG_GUARD)
         with trio.fail_after(HANG_GUARD):
             assert await handle.get_result() == 10
-        assert woken_before_start == [True]
+        assert woken_before_start[0] > woken
         assert len(watcher.on(QUEUE_CHANNEL)) == 1
 
 
@@ -138,7 +157,7 @@ async def test_a_delayed_enqueue_from_another_process_starts_at_its_time_not_at_
         Client(db_url, app_name=dbos.config.app_name) as client,
     ):
         await until_waiting(wakeup_waits, delayed_key())
-        await until_waiting(wakeup_waits, queue_key(queue))
+        woken = await waiting_afresh(dbos, wakeup_waits, woken_waits, queue_key(queue))
         options = EnqueueOptions(workflow_name="wake.double", queue_name=queue, delay_seconds=0.3)
         handle = await client.enqueue(options, 4)
         # Sweeps are ten minutes apart: the NOTIFY makes the supervisor read the row's
@@ -146,7 +165,7 @@ async def test_a_delayed_enqueue_from_another_process_starts_at_its_time_not_at_
         with trio.fail_after(HANG_GUARD):
             assert await handle.get_result() == 8
         assert delayed_key() in woken_waits
-        assert woken_before_start == [True]  # by the release, at the row's time
+        assert woken_before_start[0] > woken  # by the release, at the row's time
         waits = [timeout for key, timeout in wakeup_waits if key == delayed_key()]
         assert any(0 < timeout < 1 for timeout in waits)  # a wait until the row's time
 
@@ -160,7 +179,7 @@ async def test_rows_written_as_other_sdks_write_them_are_found_by_polling(
     queue = f"wq-{uuid.uuid4().hex[:8]}"
     dbos, woken_before_start = worker(new_dbos, queue, woken_waits, polling=0.2)
     async with running(dbos):
-        await until_waiting(wakeup_waits, queue_key(queue))
+        woken = await waiting_afresh(dbos, wakeup_waits, woken_waits, queue_key(queue))
         # The official SDK's enqueue: the schema's own enqueue_workflow, no NOTIFY.
         await query(
             db_url,
@@ -173,7 +192,7 @@ async def test_rows_written_as_other_sdks_write_them_are_found_by_polling(
         with trio.fail_after(HANG_GUARD):
             handle = await dbos.retrieve_workflow("official-row-" + queue)
             assert await handle.get_result() == 12
-    assert woken_before_start == [False]  # found by its poll: nothing woke it
+    assert woken_before_start == [woken]  # found by its poll: nothing woke it
 
 
 async def test_a_client_with_notifications_off_sends_nothing_and_its_rows_are_polled(
@@ -190,9 +209,9 @@ async def test_a_client_with_notifications_off_sends_nothing_and_its_rows_are_po
         running(dbos),
         Client(db_url, app_name=dbos.config.app_name, use_listen_notify=False) as client,
     ):
-        await until_waiting(wakeup_waits, queue_key(queue))
+        woken = await waiting_afresh(dbos, wakeup_waits, woken_waits, queue_key(queue))
         handle = await client.enqueue(options, 3)
         with trio.fail_after(HANG_GUARD):
             assert await handle.get_result() == 6
         assert watcher.on(QUEUE_CHANNEL) == []
-    assert woken_before_start == [False]
+    assert woken_before_start == [woken]

@@ -8,14 +8,23 @@ the client is open. See :mod:`dbos_trio._engine.queues.stored` for the invariant
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from dbos_trio._client.base import ClientBase
+import attrs
+
+from dbos_trio._client.base import ClientBase, ClientWorkflowHandle
+from dbos_trio._client.options import EnqueueOptions
+from dbos_trio._client.rows import enqueued_row
 from dbos_trio._core.admission import QueueConfig, RateLimit
+from dbos_trio._engine.queues import bulk
+from dbos_trio._engine.queues.bulk import EnqueueCall
 from dbos_trio._engine.state import Runtime
+from dbos_trio._engine.workflows.options import StartExtras
 from dbos_trio._ops import queues as ops
 from dbos_trio._ops.queues import OnConflict
 from dbos_trio._queue_setters import QueueSetters
+from dbos_trio.errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
 
 
 class ClientQueue(QueueSetters):
@@ -113,3 +122,48 @@ class ClientQueues(ClientBase):
         stay as they are, unserved, until a queue of that name is registered again. One
         statement: cancelled, it happened or it did not."""
         await ops.delete_queue(self._reach, name)
+
+    async def enqueue_many(
+        self, options: EnqueueOptions, calls: Iterable[EnqueueCall | tuple[Any, ...]]
+    ) -> list[ClientWorkflowHandle[Any]]:
+        """Enqueue ``options.workflow_name`` on ``options.queue_name`` once per call (an
+        :class:`~dbos_trio.EnqueueCall`, or a tuple of positional arguments) in few
+        statements; the handles, in order.
+
+        ``options`` applies to every row; a call's own ``workflow_id``,
+        ``deduplication_id``, ``priority``, ``queue_partition_key`` or ``delay_seconds``
+        replace it for that row (``options.workflow_id`` is refused for more than one
+        row). Each row is deduplicated and idempotent as one ``enqueue`` of it would be.
+        Every row is checked first: a bad one raises
+        :class:`~dbos_trio.DBOSInvalidArgumentError` naming its index, and nothing is
+        written. Rows refused while writing raise :class:`~dbos_trio.DBOSEnqueueManyError`
+        listing each, after every other row was enqueued. Cancelled midway, the rows of
+        the chunks already committed stay enqueued.
+        """
+        runtime = self._require("enqueue_many")
+        if not isinstance(options, EnqueueOptions):
+            raise DBOSArgumentTypeError(
+                f"enqueue_many needs EnqueueOptions, not {type(options).__name__}"
+            )
+        rows = bulk.as_calls(calls)
+        if options.workflow_id is not None and len(rows) > 1:
+            raise DBOSInvalidArgumentError(
+                "enqueue_many: EnqueueOptions.workflow_id names one workflow; give each row "
+                "its own EnqueueCall(workflow_id=...)"
+            )
+        planned = []
+        for index, call in enumerate(rows):
+            row_options = bulk.row_options(options, call)
+            if call.workflow_id is not None:
+                row_options = attrs.evolve(row_options, workflow_id=call.workflow_id)
+            try:
+                new = enqueued_row(runtime, row_options, call.args, dict(call.kwargs))
+            except DBOSException as error:
+                raise DBOSInvalidArgumentError(
+                    f"enqueue_many row {index}: {error.message}"
+                ) from error
+            extras = StartExtras(reuse_policy=options.workflow_id_reuse_policy)
+            planned.append(bulk.PlannedRow(new, options.duplication_policy, extras))
+        bulk.check_ids(planned)
+        ids = await bulk.write_rows(runtime, planned)
+        return [self._handle(workflow_id) for workflow_id in ids]

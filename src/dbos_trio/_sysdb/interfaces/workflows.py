@@ -8,6 +8,7 @@ so an execution that lost its workflow writes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from dbos_trio._sysdb.records import (
@@ -17,6 +18,7 @@ from dbos_trio._sysdb.records import (
     ParentStep,
     RecordedStep,
 )
+from dbos_trio.errors import DBOSQueueDeduplicatedError
 
 
 class WorkflowStore(Protocol):
@@ -30,6 +32,15 @@ class WorkflowStore(Protocol):
         child-start checkpoint is written in the same transaction, under the parent's
         ownership fence. A deduplication collision raises
         :class:`~dbos_trio.errors.DBOSQueueDeduplicatedError`.
+        """
+
+    async def init_workflows(
+        self, news: Sequence[NewWorkflow]
+    ) -> list[InitResult | DBOSQueueDeduplicatedError]:
+        """:meth:`init_workflow` for many top-level rows (no parent) in few statements; per
+        row, what a single call would have returned, or the deduplication refusal it would
+        have raised. Rows are committed in chunks, not all or nothing: after a failure of
+        the database, some chunks may be written (re-running the same ids is idempotent).
         """
 
     async def load_steps(self, workflow_id: str) -> dict[int, RecordedStep]:

@@ -1,28 +1,85 @@
-"""Bulk sends, fork lookups and reading every event of a workflow.
+"""Bulk sends, bulk enqueues, fork lookups and reading every event of a workflow.
 
 A bulk send is one transaction of the single send's statement, once per message: every
 message commits or none does (a missing destination rolls the whole batch back), each is
 inserted at most once by its id, and from a workflow body the one checkpoint (under the
 caller's fence, in every statement) commits with them.
+
+A bulk enqueue writes its rows with the group-commit start statement (``init_workflows``
+on PostgreSQL: one statement per :data:`ENQUEUE_CHUNK` rows; on SQLite one transaction),
+so each row is made or found exactly as a single ``init_workflow`` would. A chunk that
+meets a deduplication id already held (by a row in the table or an earlier row of the
+chunk) fails as a whole; its rows are then written one at a time, so each gets its own
+answer — the refusal goes to the rows that collide, never to their neighbours. Each
+queue written to is announced once per chunk.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from dbos_trio._sysdb.errors import ForeignKeyViolation
-from dbos_trio._sysdb.records import Caller, OutgoingMessage
-from dbos_trio._sysdb.sql.base import SQLBackendBase
+from dbos_trio._sysdb.errors import ForeignKeyViolation, UniqueViolation
+from dbos_trio._sysdb.records import Caller, InitResult, NewWorkflow, OutgoingMessage
+from dbos_trio._sysdb.rows import init_result, new_workflow_params
+from dbos_trio._sysdb.sql.step_batches import StepBatchOperations
 from dbos_trio._sysdb.statements import Transaction
 from dbos_trio._sysdb.wakeups import message_key
-from dbos_trio.errors import DBOSNonExistentWorkflowError
+from dbos_trio.errors import DBOSNonExistentWorkflowError, DBOSQueueDeduplicatedError
+
+# Rows per statement of a bulk enqueue: a 5,000-row batch as one JSON parameter of
+# several MB would hold its locks (and the server's memory) for one long statement.
+ENQUEUE_CHUNK = 1000
 
 
 class _LostFence(Exception):
     """Raised inside a bulk send's transaction to roll it back: the fence did not hold."""
 
 
-class BulkOperations(SQLBackendBase):
+class BulkOperations(StepBatchOperations):
+    async def init_workflows(
+        self, news: Sequence[NewWorkflow]
+    ) -> list[InitResult | DBOSQueueDeduplicatedError]:
+        results: list[InitResult | DBOSQueueDeduplicatedError] = []
+        for start in range(0, len(news), ENQUEUE_CHUNK):
+            results.extend(await self._init_chunk(news[start : start + ENQUEUE_CHUNK]))
+        return results
+
+    async def _init_chunk(
+        self, news: Sequence[NewWorkflow]
+    ) -> list[InitResult | DBOSQueueDeduplicatedError]:
+        try:
+            rows = await self._write_starts([new_workflow_params(new, None) for new in news])
+        except UniqueViolation:
+            return [await self._init_alone(new) for new in news]
+        results: list[InitResult | DBOSQueueDeduplicatedError] = []
+        announced: set[tuple[str, str]] = set()
+        for new, row in zip(news, rows, strict=True):
+            assert row is not None  # only a child's start (never batched) writes nothing
+            result = init_result(row)
+            results.append(result)
+            if result.created and new.queue_name is not None:
+                announced.add((new.queue_name, new.status))
+        for queue_name, status in sorted(announced):
+            self._announce_enqueued(queue_name, status)
+        return results
+
+    async def _init_alone(self, new: NewWorkflow) -> InitResult | DBOSQueueDeduplicatedError:
+        """One row as ``init_workflow`` writes it, its deduplication refusal returned."""
+        try:
+            row = await self._write_one_start(new_workflow_params(new, None))
+        except UniqueViolation:
+            if not new.deduplication_id:
+                raise
+            return DBOSQueueDeduplicatedError(
+                new.workflow_id, new.queue_name or "", new.deduplication_id
+            )
+        assert row is not None
+        result = init_result(row)
+        if result.created and new.queue_name is not None:
+            self._announce_enqueued(new.queue_name, new.status)
+        return result
+
     async def send_bulk(
         self,
         messages: list[OutgoingMessage],
