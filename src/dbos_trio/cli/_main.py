@@ -36,6 +36,7 @@ from dbos_trio._redact import Scrubber, redact_url
 from dbos_trio._sysdb.open import BackendOptions, is_sqlite_url, open_system_database
 from dbos_trio.cli import _dashboard as cli_dashboard
 from dbos_trio.cli import _gc as cli_gc
+from dbos_trio.cli import _init as cli_init
 from dbos_trio.cli import _schedules as cli_schedules
 from dbos_trio.cli import _versions as cli_versions
 from dbos_trio.cli import _workflows as cli_workflows
@@ -146,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_dashboard.add_parsers(commands, common)
     cli_versions.add_parsers(commands, common)
     cli_gc.add_parsers(commands, common, **layout)
+    cli_init.add_parsers(commands, **layout)
     return parser
 
 
