@@ -3,17 +3,16 @@
 
 Plain ``with`` blocks over contextvars, so they follow Trio tasks the way users expect:
 inherited by tasks spawned inside them, and cleared inside a workflow body
-(:func:`options_cleared`) so they apply to one start, not to its children. They are
-validated when the block is entered, before anything is started.
+(:func:`options_cleared`) so they apply to one start, not to its children. Each checks
+its values when it is built (``SetWorkflowID("")`` raises at once, as dbos 3.4's), before
+anything is started.
 """
 
 from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import attrs
 
@@ -78,40 +77,79 @@ def check_reuse_policy(policy: Any, argument: str) -> ReusePolicy | None:
     return policy  # type: ignore[no-any-return]
 
 
-@contextmanager
-def SetWorkflowID(
-    workflow_id: str, *, workflow_id_reuse_policy: ReusePolicy | None = None
-) -> Iterator[None]:
-    """The first workflow started in this block takes ``workflow_id`` (checked at once:
-    :class:`~dbos_trio.DBOSInvalidArgumentError` for an empty, NUL-bearing or too long id).
+class _OptionBlock:
+    """A ``with`` block setting one contextvar: its value is checked when the block is
+    built (``SetWorkflowID("")`` raises there, as in dbos 3.4), set on entry, and put
+    back on exit. Re-entrant: each entry keeps its own token."""
 
-    With ``workflow_id_reuse_policy="reject"`` that start raises
+    _var: contextvars.ContextVar[Any]
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+        self._tokens: list[contextvars.Token[Any]] = []
+
+    def __enter__(self) -> Self:
+        self._tokens.append(self._var.set(self._fresh()))
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._var.reset(self._tokens.pop())
+
+    def _fresh(self) -> Any:
+        return self._value
+
+
+class SetWorkflowID(_OptionBlock):
+    """The first workflow started in this block takes ``workflow_id``.
+
+    Checked when built: an empty or whitespace-only id raises
+    :class:`~dbos_trio.DBOSInvalidArgumentError` ("Invalid workflow ID ...", as dbos
+    3.4's), as does a NUL-bearing or too long one. With
+    ``workflow_id_reuse_policy="reject"`` that start raises
     :class:`~dbos_trio.DBOSWorkflowIDInUseError` if a workflow with the id exists already
     (the default, ``"return-existing"``, joins it)."""
-    if isinstance(workflow_id, str) and workflow_id and not workflow_id.strip():
-        raise DBOSInvalidArgumentError("SetWorkflowID: workflow_id must not be blank")
-    validate.text(workflow_id, "SetWorkflowID: workflow_id")
-    policy = check_reuse_policy(workflow_id_reuse_policy, "workflow_id_reuse_policy")
-    token = _assigned_id.set(_AssignedId(workflow_id, reuse_policy=policy))
-    try:
-        yield
-    finally:
-        _assigned_id.reset(token)
+
+    _var = _assigned_id
+
+    def __init__(
+        self, workflow_id: str, *, workflow_id_reuse_policy: ReusePolicy | None = None
+    ) -> None:
+        if workflow_id is None or (isinstance(workflow_id, str) and not workflow_id.strip()):
+            raise DBOSInvalidArgumentError(
+                f"Invalid workflow ID {workflow_id!r}: workflow IDs must be non-empty and "
+                "cannot be only whitespace. (SetWorkflowID: workflow_id)"
+            )
+        validate.text(workflow_id, "SetWorkflowID: workflow_id")
+        self.workflow_id = workflow_id
+        self.reuse_policy = check_reuse_policy(workflow_id_reuse_policy, "reuse_policy")
+        super().__init__(workflow_id)
+
+    def _fresh(self) -> _AssignedId:
+        # A fresh record per entry: "the first workflow of this block takes the id".
+        return _AssignedId(self.workflow_id, reuse_policy=self.reuse_policy)
 
 
-@contextmanager
-def SetWorkflowAttributes(attributes: dict[str, Any] | None) -> Iterator[None]:
+class SetWorkflowAttributes(_OptionBlock):
     """Workflows started in this block store ``attributes`` (a dict of JSON values) in
     their row's ``attributes`` column, where ``list_workflows(attributes=...)`` finds
-    them. Checked at once (a non-JSON value raises
-    :class:`~dbos_trio.DBOSArgumentTypeError`); None clears attributes set by an
-    enclosing block. Not inherited by the children those workflows start."""
-    encoded = attributes_rules.optional(attributes, "SetWorkflowAttributes: attributes")
-    token = _attributes.set(encoded)
-    try:
-        yield
-    finally:
-        _attributes.reset(token)
+    them. Checked when built: anything but a dict of JSON values raises
+    :class:`~dbos_trio.DBOSArgumentTypeError` ("Invalid workflow attributes ...", as
+    dbos 3.4's); None clears attributes set by an enclosing block. Not inherited by the
+    children those workflows start."""
+
+    _var = _attributes
+
+    def __init__(self, attributes: dict[str, Any] | None) -> None:
+        try:
+            encoded = attributes_rules.optional(attributes, "attributes")
+        except DBOSInvalidArgumentError as error:
+            what = "a dict" if not isinstance(attributes, dict) else "JSON-serializable"
+            raise type(error)(
+                f"Invalid workflow attributes {attributes!r}. Attributes must be {what}: "
+                f"{error.message}"
+            ) from None
+        self.attributes = attributes
+        super().__init__(encoded)
 
 
 @attrs.frozen
@@ -149,16 +187,16 @@ def take_assigned_id() -> str | None:
     return assigned.workflow_id
 
 
-@contextmanager
-def SetWorkflowTimeout(seconds: float | None) -> Iterator[None]:
+class SetWorkflowTimeout(_OptionBlock):
     """Workflows started in this block time out after ``seconds`` (None: no timeout): a
-    finite number of seconds, at most about 31 years (it is stored in milliseconds)."""
-    validate.optional_seconds(seconds, "SetWorkflowTimeout: seconds")
-    token = _timeout.set(0.0 if seconds is None else float(seconds))
-    try:
-        yield
-    finally:
-        _timeout.reset(token)
+    finite number of seconds, at most about 31 years (it is stored in milliseconds).
+    Checked when built."""
+
+    _var = _timeout
+
+    def __init__(self, seconds: float | None) -> None:
+        validate.optional_seconds(seconds, "SetWorkflowTimeout: seconds")
+        super().__init__(0.0 if seconds is None else float(seconds))
 
 
 def timeout_option() -> float | None:
@@ -166,44 +204,47 @@ def timeout_option() -> float | None:
     return _timeout.get()
 
 
-@contextmanager
-def SetEnqueueOptions(
-    *,
-    deduplication_id: str | None = None,
-    priority: int | None = None,
-    app_version: str | None = None,
-    queue_partition_key: str | None = None,
-    delay_seconds: float | None = None,
-    duplication_policy: Literal["reject", "return-existing"] | None = None,
-) -> Iterator[None]:
-    """Options for workflows enqueued in this block, checked at once (a bad one raises
-    :class:`~dbos_trio.DBOSInvalidArgumentError` or :class:`~dbos_trio.DBOSArgumentTypeError`)."""
-    validate.optional_text(deduplication_id, "deduplication_id")
-    validate.optional_integer(priority, "priority", low=1, high=MAX_PRIORITY)
-    validate.optional_text(app_version, "app_version")
-    validate.optional_text(queue_partition_key, "queue_partition_key")
-    validate.optional_seconds(delay_seconds, "delay_seconds")
-    if duplication_policy not in (None, "reject", "return-existing"):
-        raise DBOSInvalidArgumentError(
-            f"duplication_policy must be 'reject' or 'return-existing', not {duplication_policy!r}"
+class SetEnqueueOptions(_OptionBlock):
+    """Options for workflows enqueued in this block, checked when built (a bad one raises
+    :class:`~dbos_trio.DBOSInvalidArgumentError` or
+    :class:`~dbos_trio.DBOSArgumentTypeError`)."""
+
+    _var = _enqueue_options
+
+    def __init__(
+        self,
+        *,
+        deduplication_id: str | None = None,
+        priority: int | None = None,
+        app_version: str | None = None,
+        queue_partition_key: str | None = None,
+        delay_seconds: float | None = None,
+        duplication_policy: Literal["reject", "return-existing"] | None = None,
+    ) -> None:
+        validate.optional_text(deduplication_id, "deduplication_id")
+        validate.optional_integer(priority, "priority", low=1, high=MAX_PRIORITY)
+        validate.optional_text(app_version, "app_version")
+        validate.optional_text(queue_partition_key, "queue_partition_key")
+        validate.optional_seconds(delay_seconds, "delay_seconds")
+        if duplication_policy not in (None, "reject", "return-existing"):
+            raise DBOSInvalidArgumentError(
+                f"duplication_policy must be 'reject' or 'return-existing', "
+                f"not {duplication_policy!r}"
+            )
+        if deduplication_id is not None and queue_partition_key is not None:
+            raise DBOSInvalidArgumentError(
+                "deduplication is not supported together with a queue partition key"
+            )
+        super().__init__(
+            EnqueueOptions(
+                deduplication_id=deduplication_id,
+                priority=priority,
+                app_version=app_version,
+                queue_partition_key=queue_partition_key,
+                delay_seconds=delay_seconds,
+                duplication_policy=duplication_policy,
+            )
         )
-    if deduplication_id is not None and queue_partition_key is not None:
-        raise DBOSInvalidArgumentError(
-            "deduplication is not supported together with a queue partition key"
-        )
-    options = EnqueueOptions(
-        deduplication_id=deduplication_id,
-        priority=priority,
-        app_version=app_version,
-        queue_partition_key=queue_partition_key,
-        delay_seconds=delay_seconds,
-        duplication_policy=duplication_policy,
-    )
-    token = _enqueue_options.set(options)
-    try:
-        yield
-    finally:
-        _enqueue_options.reset(token)
 
 
 def enqueue_options() -> EnqueueOptions:
