@@ -11,6 +11,7 @@ work goes on. Steps are gated by ``trio.Event``\\ s, never by time.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -216,6 +217,7 @@ async def test_a_step_out_of_retries_pauses_its_workflow_and_unpause_runs_it_aga
     dbos = make_dbos()
     fixed = [False]
     attempts: list[int] = []
+    workflow_id = f"order-{uuid.uuid4().hex[:8]}"
 
     @dbos.step()
     async def before() -> str:
@@ -233,23 +235,37 @@ async def test_a_step_out_of_retries_pauses_its_workflow_and_unpause_runs_it_aga
         return await before() + " " + await charge()
 
     caplog.set_level(logging.WARNING, logger="dbos_trio")
-    async with dbos.launched():
-        with SetWorkflowID("order-7"):
+    results: list[str] = []
+
+    def logged(text: str) -> list[logging.LogRecord]:
+        return [r for r in caplog.records if text in r.getMessage()]
+
+    async with dbos.launched(), trio.open_nursery() as nursery:
+        with SetWorkflowID(workflow_id):
             handle = await dbos.start_workflow(checkout)
         executor = executor_of(dbos)
-        await wait_until(lambda: "order-7" not in executor.local, timeout=HANG_GUARD)
-        assert (await dbos.get_workflow_status("order-7")).status == "PAUSED"  # type: ignore[union-attr]
+        await wait_until(lambda: workflow_id not in executor.local, timeout=HANG_GUARD)
+        assert (await dbos.get_workflow_status(workflow_id)).status == "PAUSED"  # type: ignore[union-attr]
         assert len(attempts) == 2
-        steps = await dbos.list_workflow_steps("order-7")
+        steps = await dbos.list_workflow_steps(workflow_id)
         assert len(steps) == 1 and steps[0].error is None  # the failure is not recorded
-        [warning] = [r for r in caplog.records if "PAUSED instead of failing" in r.message]
+        [warning] = logged("PAUSED instead of failing")
         assert warning.levelno == logging.WARNING
-        for part in ("order-7", "charge", "ValueError", "gateway down", "workflow unpause order-7"):
+        for part in ("charge", "ValueError", "gateway down", f"workflow unpause {workflow_id}"):
             assert part in warning.getMessage()
+
+        async def wait_for_result() -> None:
+            results.append(await handle.get_result())
+
+        nursery.start_soon(wait_for_result)
+        # A waiter is told why it waits, and keeps waiting.
+        await wait_until(lambda: logged(f"{workflow_id} is PAUSED"), timeout=HANG_GUARD)
+        assert results == []
         fixed[0] = True
-        assert await dbos.unpause_workflow("order-7") is True
+        assert await dbos.unpause_workflow(workflow_id) is True
         with trio.fail_after(HANG_GUARD):
             assert await handle.get_result() == "before charged"
+        await wait_until(lambda: results == ["before charged"], timeout=HANG_GUARD)
         assert len(attempts) == 3  # the step ran again, once
 
 

@@ -15,6 +15,7 @@ from dbos_trio._core.statuses import (
     CANCELLED,
     ERROR,
     MAX_RECOVERY_ATTEMPTS_EXCEEDED,
+    PAUSED,
     SUCCESS,
     TERMINAL_STATUSES,
 )
@@ -91,6 +92,12 @@ async def wait_for_outcome(
                 )
             if outcome.name is None:
                 _warn_once(workflow_id, "has no name: no executor can ever run it")
+            if outcome.status == PAUSED:
+                _warn_once(
+                    workflow_id,
+                    "is PAUSED: nothing runs it until it is unpaused "
+                    f"(dbos-trio workflow unpause {workflow_id})",
+                )
             running_here = executor.local.get(workflow_id)
             local = running_here is not None and running_here is not exclude_local
             looks += 1
