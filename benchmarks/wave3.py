@@ -1,0 +1,218 @@
+"""Issue 34's scenarios for dbos_trio alone: cross-process pickup, bulk enqueue, drain.
+
+``python -m benchmarks.wave3 [--rounds N] [--jobs 5000]`` runs, per round and on a fresh
+database each:
+
+* **pickup**: a worker (this process, queue polled at the default 1 s, worker concurrency
+  16) and a producer in another process (a ``Client``) enqueueing one workflow at a time
+  at 20/s for 10 s; latency is from the producer's enqueue returning to the body starting
+  (both read ``time.time()`` on one machine). Run twice: the producer NOTIFYing (wave 3)
+  and with ``use_listen_notify=False`` (as before wave 3: found by polling).
+* **bulk**: ``Client.enqueue_many`` of ``--jobs`` no-op rows, against the same number of
+  concurrent ``Client.enqueue`` calls.
+* **drain**: ``--jobs`` rows enqueued in bulk, then a worker at concurrency 16 started;
+  the clock runs from launch until a watcher (its own connection, every 20 ms) counts them
+  all SUCCESS.
+
+Each record carries the machine's load average, as other work shares the machine. One
+JSON line per record on stdout; a summary table on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import uuid
+from typing import Any
+
+import psycopg
+import trio
+
+from benchmarks.common import median, percentile
+
+ADMIN_URL = os.environ.get("DBOS_BENCH_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+APP = "wave3"
+QUEUE = "w3"
+
+
+def fresh_database() -> str:
+    name = f"bench_w3_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return ADMIN_URL.rsplit("/", 1)[0] + "/" + name
+
+
+def drop_database(url: str) -> None:
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def make_dbos(url: str, started: dict[str, float] | None = None) -> Any:
+    from dbos_trio import DBOS, Config
+
+    dbos = DBOS(Config(app_name=APP, database_url=url, app_version="w3", executor_id="w3-worker"))
+    dbos.register_queue(QUEUE, worker_concurrency=16)
+
+    @dbos.workflow(name="w3.noop")
+    async def noop(i: int) -> int:
+        if started is not None:
+            started[dbos.workflow_id or ""] = time.time()
+        return i
+
+    return dbos
+
+
+PRODUCER = r"""
+import json, sys, time, trio
+from dbos_trio import Client, EnqueueOptions
+url, notify, rate, seconds = sys.argv[1], sys.argv[2] == "1", float(sys.argv[3]), float(sys.argv[4])
+async def main():
+    sent = {}
+    async with Client(url, app_name="wave3", use_listen_notify=notify) as client:
+        options = EnqueueOptions(workflow_name="w3.noop", queue_name="w3")
+        for i in range(3):  # warm-up
+            await client.enqueue(options, -1)
+        await trio.sleep(1.0)
+        begin = time.monotonic()
+        for i in range(int(rate * seconds)):
+            await trio.sleep_until(begin + i / rate)
+            handle = await client.enqueue(options, i)
+            sent[handle.workflow_id] = time.time()
+        await trio.sleep(0.05)
+    print(json.dumps(sent))
+trio.run(main)
+"""
+
+
+async def pickup(url: str, notify: bool) -> dict[str, Any]:
+    started: dict[str, float] = {}
+    dbos = make_dbos(url, started)
+    async with dbos.launched():
+        proc = await trio.run_process(
+            [sys.executable, "-c", PRODUCER, url, "1" if notify else "0", "20", "10"],
+            capture_stdout=True,
+        )
+        sent: dict[str, float] = json.loads(proc.stdout)
+        with trio.fail_after(30):
+            while not all(wid in started for wid in sent):  # noqa: ASYNC110 - bodies record
+                await trio.sleep(0.05)
+    latencies = [1000 * (started[wid] - at) for wid, at in sent.items()]
+    return {
+        "scenario": "pickup",
+        "producer_notifies": notify,
+        "jobs": len(latencies),
+        "median_ms": round(median(latencies), 2),
+        "p99_ms": round(percentile(latencies, 0.99), 2),
+    }
+
+
+async def bulk(url: str, jobs: int) -> list[dict[str, Any]]:
+    from dbos_trio import Client, EnqueueOptions
+
+    await migrate(url)
+    out = []
+    options = EnqueueOptions(workflow_name="w3.noop", queue_name=QUEUE)
+    async with Client(url, app_name=APP) as client:
+        await client.enqueue_many(options, [(-1,)] * 10)  # warm-up
+        begin = time.perf_counter()
+        await client.enqueue_many(options, [(i,) for i in range(jobs)])
+        elapsed = time.perf_counter() - begin
+        out.append(
+            {
+                "scenario": "bulk",
+                "api": "enqueue_many",
+                "jobs": jobs,
+                "per_s": round(jobs / elapsed),
+                "seconds": round(elapsed, 3),
+            }
+        )
+        begin = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for i in range(jobs):
+                nursery.start_soon(client.enqueue, options, i)
+        elapsed = time.perf_counter() - begin
+        out.append(
+            {
+                "scenario": "bulk",
+                "api": "concurrent enqueue",
+                "jobs": jobs,
+                "per_s": round(jobs / elapsed),
+                "seconds": round(elapsed, 3),
+            }
+        )
+    return out
+
+
+async def drain(url: str, jobs: int) -> dict[str, Any]:
+    from dbos_trio import Client, EnqueueOptions
+
+    await migrate(url)
+    async with Client(url, app_name=APP) as client:
+        options = EnqueueOptions(workflow_name="w3.noop", queue_name=QUEUE)
+        await client.enqueue_many(options, [(i,) for i in range(jobs)])
+    dbos = make_dbos(url)
+    begin = time.perf_counter()
+    cpu = time.process_time()
+    async with dbos.launched():
+        with trio.fail_after(120):
+            # Observed from outside, as the other benchmarks' watchers do.
+            while await trio.to_thread.run_sync(succeeded, url) < jobs:  # noqa: ASYNC110
+                await trio.sleep(0.02)
+        elapsed = time.perf_counter() - begin
+        cpu = time.process_time() - cpu
+    return {
+        "scenario": "drain",
+        "concurrency": 16,
+        "jobs": jobs,
+        "per_s": round(jobs / elapsed),
+        "seconds": round(elapsed, 3),
+        "cpu_ms_per_job": round(1000 * cpu / jobs, 3),
+    }
+
+
+def succeeded(url: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM dbos.workflow_status WHERE status = 'SUCCESS'"
+        ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+async def migrate(url: str) -> None:
+    async with make_dbos(url).launched():
+        pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=5000)
+    parser.add_argument("--only", choices=["pickup", "bulk", "drain"], default=None)
+    args = parser.parse_args()
+    for round_no in range(args.rounds):
+        runs: list[tuple[str, Any]] = [
+            ("pickup", lambda url: pickup(url, True)),
+            ("pickup", lambda url: pickup(url, False)),
+            ("bulk", lambda url: bulk(url, args.jobs)),
+            ("drain", lambda url: drain(url, args.jobs)),
+        ]
+        for name, run in runs:
+            if args.only not in (None, name):
+                continue
+            url = fresh_database()
+            try:
+                load = os.getloadavg()[0]
+                result = trio.run(run, url)
+                for record in result if isinstance(result, list) else [result]:
+                    record.update(round=round_no, load_avg_1m=round(load, 2))
+                    print(json.dumps(record), flush=True)
+            finally:
+                drop_database(url)
+
+
+if __name__ == "__main__":
+    main()
