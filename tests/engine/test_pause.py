@@ -13,23 +13,29 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from dbos_trio import (
     DBOS,
     Client,
+    Config,
     DBOSException,
     DBOSInvalidArgumentError,
     DBOSNonExistentWorkflowError,
     SetWorkflowID,
 )
+from dbos_trio.testing import sqlite_url
 
 from support.backends import query
 from support.time_fixtures import executor_of
 from support.waiting import HANG_GUARD, wait_until
+
+HOUR, DAY = 3600.0, 86400.0
 
 
 def app(make_dbos: Callable[..., DBOS], ran: list[str], gate: trio.Event) -> tuple[DBOS, Any]:
@@ -313,3 +319,42 @@ async def test_pause_refuses_finished_and_unknown_workflows_and_a_paused_one_can
         await wait_until(lambda: "waiting" not in executor.local, timeout=HANG_GUARD)
         await dbos.cancel_workflow("waiting")
         assert (await dbos.get_workflow_status("waiting")).status == "CANCELLED"  # type: ignore[union-attr]
+
+
+async def test_a_workflow_paused_in_a_durable_sleep_stops_at_once_and_keeps_its_wake_time(
+    autojump_clock: trio.testing.MockClock, tmp_path: Path
+) -> None:
+    # Virtual time on SQLite: a day's sleep, paused an hour in; two more hours pass while
+    # paused. Unpaused, the sleep ends at the wake time it recorded (a day after it began),
+    # not a fresh day later, and the step before it is not run again.
+    dbos = DBOS(Config(app_name="pause-virtual", database_url=sqlite_url(tmp_path / "db.sqlite")))
+    ran: list[str] = []
+
+    @dbos.step()
+    async def note(text: str) -> None:
+        ran.append(text)
+
+    @dbos.workflow()
+    async def patient() -> str:
+        await note("before")
+        await dbos.sleep(DAY)
+        await note("after")
+        return "woke"
+
+    async with dbos.launched():
+        began = trio.current_time()
+        with SetWorkflowID("patient"):
+            handle = await dbos.start_workflow(patient)
+        await trio.sleep(HOUR)  # virtual: the workflow is in its sleep by now
+        assert ran == ["before"]
+        assert await dbos.pause_workflow("patient") is True
+        executor = executor_of(dbos)
+        await wait_until(lambda: "patient" not in executor.local, timeout=HANG_GUARD)
+        assert trio.current_time() - began < HOUR + 60  # stopped at once, not at the wake
+        await trio.sleep(2 * HOUR)
+        assert (await dbos.get_workflow_status("patient")).status == "PAUSED"  # type: ignore[union-attr]
+        assert await dbos.unpause_workflow("patient") is True
+        assert await handle.get_result() == "woke"
+        elapsed = trio.current_time() - began
+    assert ran == ["before", "after"]
+    assert DAY <= elapsed < DAY + HOUR  # the recorded wake time, not a fresh day
