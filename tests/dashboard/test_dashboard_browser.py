@@ -13,6 +13,7 @@ executor and the dashboard keep serving on the Trio loop of the test.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Callable
@@ -23,9 +24,17 @@ from urllib.parse import quote
 import pytest
 import trio
 
-from dbos_trio import DBOS, SetWorkflowID
+from dbos_trio import (
+    DBOS,
+    Client,
+    Config,
+    DBOSMaxStepRetriesExceeded,
+    EnqueueOptions,
+    SetWorkflowID,
+)
 from dbos_trio.testing import sqlite_url
 
+from support.backends import execute, query
 from support.dashboard_support import HOSTILE_ID, SCRIPT, demo_app
 
 T = TypeVar("T")
@@ -104,6 +113,10 @@ async def test_the_dashboard_in_a_real_browser(tmp_path: Path) -> None:
         for n in range(3):
             with SetWorkflowID(f"order-{n}"):
                 await (await dbos.start_workflow(fns["order"], 10 * n, f"memo {n}")).get_result()
+        with SetWorkflowID("declined-7"):
+            declined = await dbos.start_workflow(fns["declined"], "A-7")
+        with contextlib.suppress(ValueError):
+            await declined.get_result()
         with SetWorkflowID("waiting-for-approval"):
             waiting = await dbos.start_workflow(fns["waiter"])
         for n in range(2):
@@ -133,6 +146,9 @@ async def test_the_dashboard_in_a_real_browser(tmp_path: Path) -> None:
                 "the workflow list",
             )
             assert {HOSTILE_ID, "order-0", "order-2", "waiting-for-approval"} <= set(ids)
+            # The failed one says why in the list (read from the pickle, not unpickled).
+            rows_text = await in_thread(lambda: driver.find_element(By.ID, "workflow-rows").text)
+            assert "ValueError: card declined for A-7" in rows_text
             assert await in_thread(lambda: driver.execute_script("return window.__xss || 0")) == 0
             assert not await in_thread(lambda: driver.find_elements(By.XPATH, "//main//script"))
             await shot("workflows")
@@ -217,3 +233,112 @@ async def test_the_dashboard_in_a_real_browser(tmp_path: Path) -> None:
             await in_thread(driver.quit)
         for n in range(2):
             await dbos.cancel_workflow(f"payment-{n}")
+
+
+class PaymentDeclined(Exception):
+    """The application's own exception class (importable from no other process)."""
+
+
+def shop_app(url: str) -> tuple[DBOS, dict[str, Any]]:
+    dbos = DBOS(Config(app_name="shop", database_url=url, app_version="v1"))
+
+    @dbos.step(name="charge_card", retries_allowed=True, max_attempts=3, interval_seconds=0.01)
+    async def charge_card(order: str) -> None:
+        raise PaymentDeclined(f"card ending 4242 declined for {order}")
+
+    @dbos.workflow(name="checkout")
+    async def checkout(order: str, fail: bool) -> str:
+        if fail:
+            await charge_card(order)
+        return f"shipped {order}"
+
+    @dbos.workflow(name="refund")
+    async def refund(order: str) -> str:
+        return f"refunded {order}"
+
+    return dbos, {"checkout": checkout, "refund": refund}
+
+
+async def spread_over_the_last_hour(url: str, now_ms: int, keep: str) -> None:
+    """The rows just run (but ``keep``), given finishing times over the last hour and
+    latencies of tens to hundreds of milliseconds, as an hour of traffic would have left
+    them."""
+    rows = await query(url, "SELECT workflow_uuid FROM {t}workflow_status ORDER BY workflow_uuid")
+    for n, (workflow_id,) in enumerate(rows):
+        if workflow_id == keep:
+            continue
+        completed = now_ms - (n * 389_017) % 3_300_000 - 60_000
+        latency = 40 + (n * 37) % 400 + (2000 if n % 17 == 0 else 0)
+        await execute(
+            url,
+            "UPDATE {t}workflow_status SET created_at = %s, completed_at = %s "
+            "WHERE workflow_uuid = %s AND completed_at IS NOT NULL",
+            completed - latency,
+            completed,
+            workflow_id,
+        )
+
+
+@pytest.mark.slow
+async def test_the_overview_charts_and_a_failure_in_a_real_browser(tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    url = sqlite_url(tmp_path / "overview.sqlite")
+    dbos, fns = shop_app(url)
+    async with dbos.launched():
+        for n in range(60):
+            with SetWorkflowID(f"order-{1000 + n}"):
+                handle = await dbos.start_workflow(fns["checkout"], f"A{n}", n % 9 == 4)
+            with contextlib.suppress(DBOSMaxStepRetriesExceeded):
+                await handle.get_result()
+        for n in range(25):
+            await (await dbos.start_workflow(fns["refund"], f"R{n}")).get_result()
+        now = dbos._require_executor("test").clock.now_ms()
+        await spread_over_the_last_hour(url, now, keep="order-1004")
+        # Work on a queue no executor serves, waiting for five minutes.
+        async with Client(url, use_listen_notify=False) as other:
+            for n in range(4):
+                await other.enqueue(EnqueueOptions(workflow_name="export", queue_name="exports"), n)
+        await execute(
+            url,
+            "UPDATE {t}workflow_status SET created_at = created_at - 300000 WHERE queue_name = %s",
+            "exports",
+        )
+        base = await dbos.serve_dashboard(port=0)
+        driver = await in_thread(_driver)
+        wanted = os.environ.get("DBOS_TRIO_SCREENSHOTS")
+        screenshots = ROOT / wanted if wanted else tmp_path
+        screenshots.mkdir(parents=True, exist_ok=True)
+        try:
+            await in_thread(driver.get, base + "/")
+            chart = await until(
+                lambda: driver.find_element(By.ID, "throughput-chart"), "the throughput chart"
+            )
+            # Drawn by the browser (no script builds it): it has a size, bars and labels.
+            size = await in_thread(lambda: chart.size)
+            assert size["width"] > 300 and size["height"] > 80
+            bars = await in_thread(
+                lambda: driver.find_elements(By.CSS_SELECTOR, "#throughput-chart rect.bar-failed")
+            )
+            assert bars and await in_thread(lambda: bars[0].size["height"]) > 0
+            text = await in_thread(lambda: chart.text)
+            assert "succeeded" in text and "failed" in text and "time (UTC)" in text
+            assert await in_thread(lambda: driver.find_element(By.ID, "latency-chart").size)
+            main = await in_thread(lambda: driver.find_element(By.TAG_NAME, "main").text)
+            assert "Queue with no live worker" in main and "exports" in main
+            assert "4 ENQUEUED, the oldest waiting 5 min" in main
+            await in_thread(driver.set_window_size, 1360, 1900)
+            saved = await in_thread(driver.save_screenshot, str(screenshots / "overview.png"))
+            assert saved
+
+            # The failed workflow: the application's own error, its attempts, the traceback.
+            await in_thread(driver.get, base + "/workflow?id=order-1004")
+            main = await until(
+                lambda: driver.find_element(By.TAG_NAME, "main").text, "the workflow page"
+            )
+            assert "PaymentDeclined: card ending 4242 declined for A4" in main
+            assert "attempts:" in main and "3." in main and "traceback:" in main
+            saved = await in_thread(driver.save_screenshot, str(screenshots / "failure.png"))
+            assert saved
+        finally:
+            await in_thread(driver.quit)

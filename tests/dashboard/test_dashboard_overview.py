@@ -164,6 +164,26 @@ async def test_a_queue_with_work_and_no_live_worker_is_a_warning(dbos_url: str) 
         assert "oldest waiting" in page and 'id="queue-depth-chart"' in page
 
 
+async def test_a_paused_queue_with_work_is_said_to_be_paused_not_unserved(dbos_url: str) -> None:
+    async with served(dbos_url) as (_dbos, _fns, client):
+        # A queue of another application (no executor here claims from it), paused.
+        async with Client(dbos_url, app_name="billing", use_listen_notify=False) as other:
+            await other.register_queue("invoices")
+            assert await other.pause_queue("invoices")
+            await other.enqueue(EnqueueOptions(workflow_name="bill", queue_name="invoices"), 1)
+        await execute(
+            dbos_url,
+            "UPDATE {t}workflow_status SET created_at = created_at - 300000 "
+            "WHERE queue_name = %s AND status = %s",
+            "invoices",
+            "ENQUEUED",
+        )
+        page = (await client.get("/overview")).text
+        assert 'data-kind="paused-queue"' in page and "Queue paused with work waiting" in page
+        assert 'data-kind="unserved-queue"' not in page
+        assert "dbos-trio queue unpause invoices" in page
+
+
 async def test_work_pinned_to_a_version_nobody_runs_is_a_warning(dbos_url: str) -> None:
     async with served(dbos_url) as (_dbos, _fns, client):
         async with Client(dbos_url, app_name="overview-app", use_listen_notify=False) as other:

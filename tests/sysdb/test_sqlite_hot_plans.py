@@ -37,6 +37,11 @@ HOT: dict[str, str] = {
     "active_counts_all": "idx_workflow_status_in_flight_v2",
     "active_counts_of_application": "idx_workflow_status_in_flight_v2",
     "queue_depths": "idx_workflow_status_in_flight_v2",
+    # The dashboard's overview, on every page load (no part may scan the table whole).
+    "finished_per_minute": "idx_workflow_status_completed_at",
+    "latency_ranks": "idx_workflow_status_completed_at",
+    "queue_activity": "idx_workflow_status_started_at",
+    "status_counts": "idx_workflow_status_in_flight_v2",
 }
 WHOLE_TABLE = re.compile(r"^SCAN (main\.)?(workflow_status|operation_outputs)$")
 

@@ -5,9 +5,10 @@ the dashboard's overview (any face may call them; none is checkpointed).
   latency percentiles by workflow name, every queue's backlog (count, oldest waiting) and
   service, and counts by status.
 * :func:`health` — findings, each with what to do: a queue whose work waits with no live
-  worker, work pinned to a version no live executor runs, PENDING work of a silent
-  executor (the doctor's rules, :mod:`dbos_trio._engine.recovery.doctor`), and a
-  schedule whose last run failed or that stopped firing.
+  worker (or that is paused with work waiting), work pinned to a version no live
+  executor runs, PENDING work of a silent executor (the doctor's rules,
+  :mod:`dbos_trio._engine.recovery.doctor`), and a schedule whose last run failed or that
+  stopped firing.
 
 Invariants, and why:
 
@@ -50,6 +51,11 @@ __all__ = ["Finding", "Overview", "health", "overview"]
 MAX_WINDOW_MINUTES = 7 * 24 * 60
 BUCKETS = 60
 LATENCY_ROWS = 4 * 50  # four ranks a name: the 50 busiest names
+# Latency percentiles are of the latest this many runs finished in the window: a bounded
+# read of the completed_at index, however busy the window was.
+LATENCY_SAMPLE = 10_000
+# The overview's "dequeued lately" column counts starts within this last stretch.
+RECENT_STARTS_MS = 60_000
 MAX_APPLICATIONS = 20
 MAX_SCHEDULES = 500
 # A schedule more than this late for its next tick is reported as stopped: the scheduler
@@ -60,8 +66,9 @@ SCHEDULE_GRACE_SECONDS = 120.0
 @attrs.frozen(kw_only=True)
 class Overview:
     """The window [``since_ms``, ``until_ms``) read at ``now_ms``: ``buckets`` of what
-    finished, ``latencies`` by name, ``queues`` now, ``statuses`` (in-flight and DELAYED
-    rows now; final ones finished in the window)."""
+    finished, ``latencies`` by name (of the latest :data:`LATENCY_SAMPLE` runs), ``queues``
+    now (``started``: dequeued in the last :data:`RECENT_STARTS_MS`), ``statuses``
+    (in-flight and DELAYED rows now; final ones finished in the window)."""
 
     now_ms: int
     since_ms: int
@@ -90,9 +97,11 @@ def overview(reach: Reach, *, minutes: int = 60) -> Coroutine[Any, Any, Overview
         since = until - count * width
         sysdb = runtime.sysdb
         finished = await sysdb.finished_per_minute(since, until)
-        ranks = await sysdb.latency_ranks(since, until, LATENCY_ROWS)
-        queues = await sysdb.queue_activity(since)
-        statuses = await sysdb.status_counts(since)
+        ranks = await sysdb.latency_ranks(since, until, LATENCY_SAMPLE, LATENCY_ROWS)
+        queues = await sysdb.queue_activity(now - RECENT_STARTS_MS)
+        statuses = {s.status: s.count for s in await sysdb.status_counts()}
+        for minute in finished:  # the final statuses of the window: the chart's own rows
+            statuses[minute.status] = statuses.get(minute.status, 0) + minute.count
         return Overview(
             now_ms=now,
             since_ms=since,
@@ -106,7 +115,7 @@ def overview(reach: Reach, *, minutes: int = 60) -> Coroutine[Any, Any, Overview
             queues=activity.queue_loads(
                 (q.queue_name, q.kind, q.count, q.stamp_ms) for q in queues
             ),
-            statuses={s.status: s.count for s in statuses},
+            statuses=statuses,
         )
 
     return read()
@@ -141,7 +150,25 @@ def health(
 async def _queues(runtime: Runtime, now: int, live_ms: int) -> list[Finding]:
     rows = await runtime.sysdb.queue_activity(now - live_ms)
     loads = activity.queue_loads((q.queue_name, q.kind, q.count, q.stamp_ms) for q in rows)
-    return [
+    # A paused queue's work waits by the operator's choice: said as such, not as a queue
+    # nobody serves.
+    paused = {q.name for q in await runtime.sysdb.list_queues(None) if q.paused}
+    held = [
+        Finding(
+            kind="paused-queue",
+            subject=load.queue_name,
+            count=load.enqueued,
+            detail=(
+                f"paused, with {load.enqueued} ENQUEUED waiting (the oldest "
+                f"{_seconds(now - (load.oldest_enqueued_ms or now))})"
+            ),
+            fix=f"dbos-trio queue unpause {load.queue_name} when it should run again",
+        )
+        for load in loads
+        if load.queue_name in paused and load.enqueued
+    ]
+    loads = [load for load in loads if load.queue_name not in paused]
+    return held + [
         Finding(
             kind="unserved-queue",
             subject=load.queue_name,

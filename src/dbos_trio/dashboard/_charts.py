@@ -151,12 +151,12 @@ def throughput(buckets: Sequence[Bucket]) -> Html:
 
 
 def _y_axis(top: int, plot_w: float, plot_h: float, label: str) -> Html:
+    # The finest whole step of at most five intervals: a tick of 2.5 workflows would read
+    # as a count nobody had.
+    step = next(top // parts for parts in (5, 4, 2, 1) if top % parts == 0)
     ticks = []
-    for fraction in (0, 0.25, 0.5, 0.75, 1):
-        value = top * fraction
-        if value != int(value):
-            continue  # a tick of 2.5 workflows would read as a count nobody had
-        y = TOP + plot_h * (1 - fraction)
+    for value in range(0, top + 1, step):
+        y = TOP + plot_h * (1 - value / top)
         ticks.append(
             html(
                 '<line x1="{0}" x2="{1}" y1="{2}" y2="{2}" class="grid" stroke="#e5e7eb">'
@@ -166,7 +166,7 @@ def _y_axis(top: int, plot_w: float, plot_h: float, label: str) -> Html:
                 f"{y:.1f}",
                 LEFT - 6,
                 f"{y + 4:.1f}",
-                int(value),
+                value,
             )
         )
     return html(

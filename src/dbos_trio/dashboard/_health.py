@@ -17,20 +17,21 @@ from dbos_trio.dashboard._render import url
 
 TITLES = {
     "unserved-queue": "Queue with no live worker",
+    "paused-queue": "Queue paused with work waiting",
     "unrun-version": "Work pinned to a version no live executor runs",
     "silent-executor": "Executor silent with PENDING work",
     "schedule-failed": "Schedule's last run failed",
     "schedule-stopped": "Schedule stopped firing",
 }
 LOOKED_FOR = (
-    "queues whose work waits with no live worker, work pinned to a version no live "
+    "queues whose work waits with no live worker or paused, work pinned to a version no live "
     "executor runs, silent executors holding PENDING work, schedules whose last run failed "
     "or that stopped firing"
 )
 
 
 def _subject(finding: Finding) -> Html:
-    if finding.kind == "unserved-queue":
+    if finding.kind in ("unserved-queue", "paused-queue"):
         return html(
             '<a href="{0}">{1}</a>', url("/workflows", queue=finding.subject), finding.subject
         )

@@ -15,7 +15,7 @@ from dbos_trio._core.activity import next_fire, parse_fired
 from dbos_trio._core.human import duration_text
 from dbos_trio._engine.recovery.doctor import Finding
 from dbos_trio._engine.schedules.definitions import WorkflowSchedule
-from dbos_trio._ops.activity import Overview
+from dbos_trio._ops.activity import LATENCY_SAMPLE, Overview
 from dbos_trio.dashboard import _charts as charts
 from dbos_trio.dashboard._health import panel
 from dbos_trio.dashboard._markup import Html, html, join
@@ -116,7 +116,8 @@ def overview_content(view: Overview, findings: Sequence[Finding], minutes: int) 
     return html(
         "{0}{1}{2}"
         "<h2>Finished per {3}</h2>{4}{5}"
-        "<h2>Latency by workflow (created to finished, succeeded or failed)</h2>{6}{7}"
+        '<h2>Latency by workflow</h2><p class="note">Created to finished, of the runs that '
+        "succeeded or failed in the window (the latest {13} of them).</p>{6}{7}"
         "<h2>Queues now</h2>{8}{9}"
         '<p class="note">Read at {10}; the window is {11} to {12}.</p>',
         panel(findings),
@@ -132,6 +133,7 @@ def overview_content(view: Overview, findings: Sequence[Finding], minutes: int) 
         when(view.now_ms),
         when(view.since_ms),
         when(view.until_ms),
+        f"{LATENCY_SAMPLE:,}",
     )
 
 

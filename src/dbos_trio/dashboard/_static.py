@@ -54,6 +54,30 @@ dl.fields dd { margin: 0; word-break: break-all; }
 svg.bar { width: 220px; height: 12px; background: #eef1f4; }
 svg.bar rect { fill: #3b82f6; }
 svg.bar rect.failed { fill: #dc2626; }
+svg.chart { width: 100%; max-width: 980px; height: auto; display: block; background: #fff;
+  border: 1px solid #e3e6ea; margin: .3rem 0 .5rem; }
+svg.chart text { font: 11px system-ui, sans-serif; fill: #374151; }
+svg.chart text.legend { font-size: 12px; }
+svg.chart g.bucket:hover rect[fill="transparent"] { fill: #f3f4f6; }
+.counts { display: flex; flex-wrap: wrap; gap: .5rem; margin: .4rem 0 1rem; }
+.counts a.count { display: flex; flex-direction: column; gap: .1rem; min-width: 9rem;
+  padding: .45rem .6rem; background: #fff; border: 1px solid #e3e6ea; border-radius: 4px;
+  color: inherit; text-decoration: none; }
+.counts .number { font-size: 1.4rem; font-weight: 600; }
+.counts .note { color: #6b7280; }
+.health { padding: .5rem .8rem; border-radius: 4px; margin-bottom: .8rem; }
+.health h2 { margin: 0 0 .3rem; }
+.health.ok { background: #ecfdf5; border: 1px solid #6ee7b7; }
+.health.warn { background: #fffbeb; border: 1px solid #f59e0b; }
+.health ul { margin: 0; padding-left: 1.2rem; }
+.health li { margin: .3rem 0; }
+.health .fix { color: #4b5563; font-size: .85rem; }
+.windows strong, .windows a { margin-right: .8rem; }
+details.numbers { margin-bottom: .8rem; }
+.age { color: #6b7280; font-size: .85rem; }
+td.error-cell { color: #991b1b; max-width: 22rem; word-break: break-word; }
+form.inline { display: inline; margin-right: .3rem; }
+.invalid { color: #991b1b; }
 """
 
 JS = """

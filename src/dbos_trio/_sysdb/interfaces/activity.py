@@ -27,7 +27,7 @@ class MinuteCount:
 @attrs.frozen(kw_only=True)
 class LatencyRank:
     """The ``position``-th fastest latency (ms, created to completed) of the ``total`` rows
-    of workflow ``name`` that succeeded or failed in the window."""
+    of workflow ``name`` in the sample of rows that succeeded or failed in the window."""
 
     name: str | None
     total: int
@@ -59,15 +59,16 @@ class ActivityStore(Protocol):
     async def finished_per_minute(self, since_ms: int, until_ms: int) -> list[MinuteCount]:
         """Rows that reached a final status in [since_ms, until_ms), by minute and status."""
 
-    async def latency_ranks(self, since_ms: int, until_ms: int, limit: int) -> list[LatencyRank]:
+    async def latency_ranks(
+        self, since_ms: int, until_ms: int, sample: int, limit: int
+    ) -> list[LatencyRank]:
         """The nearest-rank 50th/95th/99th percentile and slowest latencies of each workflow
-        name finished (SUCCESS or ERROR) in the window; at most ``limit`` rows, busiest
-        names first."""
+        name among the latest ``sample`` rows finished (SUCCESS or ERROR) in the window; at
+        most ``limit`` rows, busiest names first."""
 
     async def queue_activity(self, started_since_ms: int) -> list[QueueActivity]:
         """Every queue's ENQUEUED and PENDING rows, and its rows started since
         ``started_since_ms``."""
 
-    async def status_counts(self, finished_since_ms: int) -> list[StatusCount]:
-        """Rows by status: all in-flight and DELAYED ones, and the final ones finished
-        since ``finished_since_ms``."""
+    async def status_counts(self) -> list[StatusCount]:
+        """The rows still to run (ENQUEUED, PENDING, DELAYED), by status."""

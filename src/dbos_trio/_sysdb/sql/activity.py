@@ -30,9 +30,12 @@ class ActivityOperations(SQLBackendBase):
         )
         return [MinuteCount(minute=int(r[0]), status=r[1], count=int(r[2])) for r in rows]
 
-    async def latency_ranks(self, since_ms: int, until_ms: int, limit: int) -> list[LatencyRank]:
+    async def latency_ranks(
+        self, since_ms: int, until_ms: int, sample: int, limit: int
+    ) -> list[LatencyRank]:
         rows = await self._db.all(
-            "latency_ranks", {"since_ms": since_ms, "until_ms": until_ms, "limit": limit}
+            "latency_ranks",
+            {"since_ms": since_ms, "until_ms": until_ms, "sample": sample, "limit": limit},
         )
         return [
             LatencyRank(
@@ -48,6 +51,6 @@ class ActivityOperations(SQLBackendBase):
             for r in rows
         ]
 
-    async def status_counts(self, finished_since_ms: int) -> list[StatusCount]:
-        rows = await self._db.all("status_counts", {"since_ms": finished_since_ms})
+    async def status_counts(self) -> list[StatusCount]:
+        rows = await self._db.all("status_counts", {})
         return [StatusCount(status=r[0], count=int(r[1])) for r in rows]
