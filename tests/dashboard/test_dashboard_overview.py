@@ -119,6 +119,11 @@ async def test_the_list_shows_duration_and_the_error(dbos_url: str) -> None:
         assert "<td>300 ms</td>" in listing and "<th>duration</th>" in listing
         fragment = (await client.get("/workflows?fragment=rows")).text
         assert "ValueError: card declined 0" in fragment
+        # The executors page says how long ago each was last active.
+        executors = (await client.get("/executors")).text
+        assert re.search(
+            r'UTC</time> <span class="age">(just now|[0-9.]+ (ms|s|min) ago)', executors
+        )
 
 
 async def test_a_sleep_step_shows_its_wake_up_time_as_a_date(dbos_url: str) -> None:

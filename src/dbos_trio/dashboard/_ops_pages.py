@@ -8,7 +8,7 @@ from typing import Any
 from dbos_trio._core.admission import QueueConfig
 from dbos_trio._sysdb.records import ApplicationVersion, ExecutorSummary, QueueDepth
 from dbos_trio.dashboard._markup import Html, html
-from dbos_trio.dashboard._render import table, url, when
+from dbos_trio.dashboard._render import table, url, when, when_ago
 
 
 def _limit(value: Any) -> str:
@@ -57,7 +57,10 @@ def queues_content(queues: list[QueueConfig], depths: list[QueueDepth]) -> Html:
     )
 
 
-def executors_content(executors: list[ExecutorSummary], versions: list[ApplicationVersion]) -> Html:
+def executors_content(
+    executors: list[ExecutorSummary], versions: list[ApplicationVersion], now_ms: int
+) -> Html:
+    """Executors as the rows name them, and the registered versions; times with their age."""
     latest: dict[str | None, str] = {}
     for version in versions:  # newest first
         latest.setdefault(version.application_name, version.version_name)
@@ -69,7 +72,7 @@ def executors_content(executors: list[ExecutorSummary], versions: list[Applicati
             e.application_version or "",
             e.pending,
             e.total,
-            when(e.last_updated_at),
+            when_ago(e.last_updated_at, now_ms),
         )
         for e in executors
     ]
@@ -79,7 +82,7 @@ def executors_content(executors: list[ExecutorSummary], versions: list[Applicati
             v.version_name,
             v.application_name or "",
             "latest" if latest.get(v.application_name) == v.version_name else "",
-            when(v.version_timestamp),
+            when_ago(v.version_timestamp, now_ms),
             when(v.created_at),
         )
         for v in versions
