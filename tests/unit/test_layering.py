@@ -60,6 +60,7 @@ PROTOCOL = frozenset(
                 "management",
                 "inspection",
                 "activity",
+                "bundles",
             )
         ),
     )

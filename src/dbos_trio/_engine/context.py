@@ -57,7 +57,12 @@ class WorkflowContext:
         ticket.place(self.last_function_id + 1)
         self.last_function_id += ticket.count
 
-    def recorded_at(self, function_id: int) -> RecordedStep | None:
+    def recorded_at(self, function_id: int, name: str | None = None) -> RecordedStep | None:
+        """The checkpoint recorded at ``function_id``; ``name``: the call looking (None
+        for a peek). A replay sandbox answers instead of the loaded map."""
+        probe = self.executor.replay
+        if probe is not None:
+            return probe.lookup(self.workflow_id, function_id, name)
         if self.recorded is None:
             return None
         return self.recorded.get(function_id)

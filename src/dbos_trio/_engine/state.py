@@ -16,7 +16,7 @@ Invariants, and why:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 import trio
@@ -29,7 +29,7 @@ from dbos_trio._identity import Identity
 from dbos_trio._registry import Registry
 from dbos_trio._serialization import Codec
 from dbos_trio._sysdb.protocol import SystemDatabase
-from dbos_trio._sysdb.records import INTERNAL_QUEUE, Outcome
+from dbos_trio._sysdb.records import INTERNAL_QUEUE, Outcome, RecordedStep
 from dbos_trio._sysdb.wakeups import outcome_key
 from dbos_trio.errors import DBOSNotLaunchedError
 
@@ -63,6 +63,18 @@ class LocalExecution:
     # the task itself, so an execution that lost its row ends at once instead of waiting
     # for the new owner's outcome (its handles fall back to the row).
     detached: bool = False
+
+
+class ReplayProbe(Protocol):
+    """Answers a replayed execution's look-ups of its record instead of the loaded map
+    (``dbos-trio check``, :mod:`dbos_trio._engine.runtime.replay`): it sees every durable
+    call's step id and name, and may stop the execution where the new code leaves the
+    record."""
+
+    def lookup(self, workflow_id: str, function_id: int, name: str | None) -> RecordedStep | None:
+        """The checkpoint recorded at ``function_id``; ``name`` is the call's (None: a peek
+        that makes no call, as a patch deciding its branch)."""
+        ...
 
 
 @attrs.define
@@ -175,6 +187,8 @@ class Executor(Runtime):
         # The DBOS instance's slot this executor fills while launched (None when opened
         # without one): handles find the instance's next executor through it.
         self.slot: ExecutorSlot | None = None
+        # Set only in a replay sandbox: every look-up of a checkpoint goes through it.
+        self.replay: ReplayProbe | None = None
 
     @property
     def app_name(self) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from dbos_trio._sysdb.interfaces.activity import ActivityStore
+from dbos_trio._sysdb.interfaces.bundles import BundleStore
 from dbos_trio._sysdb.interfaces.inspection import InspectionStore
 from dbos_trio._sysdb.interfaces.lifecycle import BackendLifecycle, BackgroundTask
 from dbos_trio._sysdb.interfaces.management import ManagementStore
@@ -44,6 +45,7 @@ class SystemDatabase(
     ManagementStore,
     InspectionStore,
     ActivityStore,
+    BundleStore,
     Protocol,
 ):
     """A connected system database. Methods are safe to call from concurrent Trio tasks."""
@@ -53,6 +55,7 @@ __all__ = [
     "ActivityStore",
     "BackendLifecycle",
     "BackgroundTask",
+    "BundleStore",
     "InspectionStore",
     "ManagementStore",
     "MessageStore",

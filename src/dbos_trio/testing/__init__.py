@@ -39,7 +39,10 @@ code runs past the point. Relaunch the same ``DBOS`` to let recovery run::
 each on a fresh database, and calls your invariant after each recovery.
 """
 
+from dbos_trio._core.replay import CheckReport, DurableCall, ReplayResult
+from dbos_trio._engine.runtime.replay.history import RecordedHistory
 from dbos_trio._exports import fixup_module_metadata
+from dbos_trio.testing._check import check_upgrade, read_bundle
 from dbos_trio.testing._crash import (
     Checkpoint,
     CheckpointKind,
@@ -60,17 +63,23 @@ from dbos_trio.testing._launch import (
 
 __all__ = [
     "VIRTUAL_BACKGROUND_INTERVAL",
+    "CheckReport",
     "Checkpoint",
     "CheckpointKind",
     "CrashPoint",
     "CrashPointNotReached",
     "CrashRecovery",
     "CrashRun",
+    "DurableCall",
+    "RecordedHistory",
+    "ReplayResult",
     "SimulatedCrash",
     "VirtualTimeError",
+    "check_upgrade",
     "crash_at_every_checkpoint",
     "launched",
     "on_virtual_time",
+    "read_bundle",
     "run_until_crash",
     "sqlite_url",
     "temporary_postgres_url",

@@ -50,7 +50,11 @@ FailureHook = Callable[[WorkflowFailure], Awaitable[None]]
 
 
 def failed(executor: Executor, failure: WorkflowFailure, hooks: Sequence[FailureHook]) -> None:
-    """Log ``failure`` at WARNING and start each hook in the executor's nursery."""
+    """Log ``failure`` at WARNING and start each hook in the executor's nursery (none of
+    it in a replay sandbox: ``dbos-trio check`` reports its own verdicts, and runs no
+    hook of the application)."""
+    if executor.replay is not None:
+        return
     if failure.status == "ERROR":
         logger.warning(
             "workflow %s (%s) failed: %s: %s",

@@ -110,7 +110,7 @@ def reserve_in(ctx: WorkflowContext, name: str, *, ids: int = 1) -> Slot:
 
 def replayed(ctx: WorkflowContext, function_id: int, name: str) -> RecordedStep | None:
     """The checkpoint an earlier execution recorded at ``function_id``, if any."""
-    recorded = ctx.recorded_at(function_id)
+    recorded = ctx.recorded_at(function_id, name)
     if recorded is not None and recorded.function_name != name:
         raise DBOSUnexpectedStepError(ctx.workflow_id, function_id, name, recorded.function_name)
     return recorded

@@ -154,7 +154,11 @@ async def _execute(executor: Executor, plan: ExecutionPlan, execution: LocalExec
         raised=raised,
         raised_is_control=raised is not None and is_control(raised),
     )
-    if ctx.finishers and decision.ending in (Ending.RECORD_SUCCESS, Ending.RECORD_ERROR):
+    if (
+        ctx.finishers
+        and decision.ending in (Ending.RECORD_SUCCESS, Ending.RECORD_ERROR)
+        and executor.replay is None  # a replay sandbox touches no datasource
+    ):
         await ctx.finish()  # before the outcome: a datasource drops its checkpoints
     return await _carry_out(executor, plan, execution, decision, returned, raised, escaped)
 

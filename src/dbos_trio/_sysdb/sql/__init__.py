@@ -11,6 +11,7 @@ from __future__ import annotations
 from dbos_trio._sysdb.sql.activity import ActivityOperations
 from dbos_trio._sysdb.sql.attributes import AttributeOperations
 from dbos_trio._sysdb.sql.bulk import BulkOperations
+from dbos_trio._sysdb.sql.bundles import BundleOperations
 from dbos_trio._sysdb.sql.debounce import DebounceOperations
 from dbos_trio._sysdb.sql.fencing import FencingOperations
 from dbos_trio._sysdb.sql.inspection import InspectionOperations
@@ -31,6 +32,7 @@ class SQLSystemDatabase(
     ScheduleOperations, DebounceOperations, FencingOperations, InspectionOperations,
     VersionOperations, RenameOperations, ObservabilityOperations, RetentionOperations,
     AttributeOperations, RewindOperations, BulkOperations, ActivityOperations,
+    BundleOperations,
 ):  # fmt: skip
     """The protocol over ``self._db``; see the mixins for each concern's invariants."""
 

@@ -1,0 +1,219 @@
+"""``check``: recorded workflows replayed against new code in the sandbox.
+
+One application, ``order``, is recorded at generation "v1" on each backend: one run
+finished, one left PENDING in ``recv`` (the launch ends while it waits), one left
+PENDING after its last step (crash injection: killed instead of writing its outcome).
+Later generations change the code — two steps reordered, a step added at the end, the
+reordering behind ``dbos.patch`` — and ``check_upgrade`` must name each workflow's first
+divergence (function id, names, the new call's source line) without running a step body
+or writing a row.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import trio
+
+from dbos_trio import DBOS, Client, SetWorkflowID
+from dbos_trio._ops.check import CheckSelection, load_histories
+from dbos_trio.testing import CheckReport, CrashPoint, check_upgrade, run_until_crash
+
+from support.backends import steps_of
+from support.waiting import HANG_GUARD
+
+HERE = Path(__file__)
+
+
+def line_of(marker: str) -> str:
+    """``file:line`` of the line of this file holding ``marker`` (a new call)."""
+    for number, text in enumerate(HERE.read_text().splitlines(), start=1):
+        if text.rstrip().endswith(f"# {marker}"):
+            return f"{HERE}:{number}"
+    raise AssertionError(marker)
+
+
+def build(make_dbos: Callable[..., DBOS], generation: str) -> tuple[DBOS, Counter[str], Any]:
+    dbos = make_dbos()
+    ran: Counter[str] = Counter()
+
+    @dbos.step(name="a")
+    async def a(x: int) -> int:
+        ran["a"] += 1
+        return x + 1
+
+    @dbos.step(name="b")
+    async def b(x: int) -> int:
+        ran["b"] += 1
+        return x + 2
+
+    @dbos.step(name="c")
+    async def c(message: str) -> str:
+        ran["c"] += 1
+        return message.upper()
+
+    @dbos.step(name="d")
+    async def d() -> str:
+        ran["d"] += 1
+        return "d"
+
+    @dbos.workflow(name="order")
+    async def order(x: int) -> list[Any]:
+        if generation == "reordered":
+            second = await b(x)  # new-call: reordered
+            first = await a(x)
+        elif generation == "patched":
+            if await dbos.patch("reorder"):
+                second = await b(x)
+                first = await a(x)
+            else:
+                first = await a(x)
+                second = await b(x)
+        else:
+            first = await a(x)
+            second = await b(x)
+        await dbos.set_event("ready", True)
+        message = await dbos.recv("go", timeout_seconds=3600)
+        result = [first, second, await c(message)]
+        if generation == "added":
+            result.append(await d())  # new-call: added
+        return result
+
+    return dbos, ran, order
+
+
+async def record(make_dbos: Callable[..., DBOS]) -> None:
+    """Generation v1's history: 'done' finished, 'waiting' in recv, 'crashed' killed
+    before its outcome (both PENDING)."""
+    dbos, _, order = build(make_dbos, "v1")
+    async with dbos.launched():
+        with SetWorkflowID("done"):
+            handle = await dbos.start_workflow(order, 1)
+        await dbos.send("done", "go", "go")
+        assert await handle.get_result() == [2, 3, "GO"]
+        with SetWorkflowID("waiting"):
+            await dbos.start_workflow(order, 2)
+        assert await dbos.get_event("waiting", "ready", timeout_seconds=HANG_GUARD) is True
+    async with run_until_crash(dbos, CrashPoint.before_outcome("crashed")) as run:
+        with SetWorkflowID("crashed"):
+            await dbos.start_workflow(order, 3)
+        await dbos.send("crashed", "go", "go")
+        await run.wait()
+    assert run.crashed
+
+
+async def check_against(
+    make_dbos: Callable[..., DBOS], url: str, generation: str
+) -> tuple[CheckReport, Counter[str], DBOS, Any]:
+    dbos, ran, order = build(make_dbos, generation)
+    report = await check_upgrade(dbos, url, finished=10)
+    assert not ran, f"a step body ran during the check: {ran}"
+    return report, ran, dbos, order
+
+
+async def test_the_same_code_replays_every_recorded_workflow(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    await record(make_dbos)
+    before = await steps_of(dbos_url, "waiting")
+    report, _, _, _ = await check_against(make_dbos, dbos_url, "v1")
+    results = report.by_id()
+    assert set(results) == {"done", "waiting", "crashed"}
+    assert results["done"].verdict == "compatible"
+    assert results["crashed"].verdict == "compatible"  # its whole record, then it returns
+    # Mid-recv: the record ends where it waited; past it is fine for PENDING work.
+    assert results["waiting"].verdict == "new_code"
+    assert results["waiting"].new is not None
+    assert results["waiting"].new.kind == "recv"
+    assert report.ok, report.summary()
+    assert await steps_of(dbos_url, "waiting") == before  # nothing written
+
+
+async def test_reordered_steps_diverge_at_the_first_moved_call_with_its_source_line(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    await record(make_dbos)
+    report, _, _, _ = await check_against(make_dbos, dbos_url, "reordered")
+    assert not report.ok
+    for workflow_id in ("done", "waiting", "crashed"):
+        result = report.by_id()[workflow_id]
+        assert result.verdict == "diverged", result
+        assert result.recorded is not None and result.new is not None
+        assert (result.recorded.function_id, result.recorded.name) == (1, "a")
+        assert (result.new.function_id, result.new.name) == (1, "b")
+        assert result.new.where == line_of("new-call: reordered")
+        assert "diverged at function id 1: recorded a" in result.message
+    # Only in-flight work fails the check; the finished one is reported.
+    assert {r.workflow_id for r in report.failing} == {"crashed", "waiting"}
+    assert not report.by_id()["done"].fails
+    assert "FAILED: 2 in-flight" in report.summary()
+
+
+async def test_a_step_added_at_the_end_is_new_code_past_the_record(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    await record(make_dbos)
+    report, _, _, _ = await check_against(make_dbos, dbos_url, "added")
+    crashed = report.by_id()["crashed"]
+    assert crashed.verdict == "new_code"
+    assert crashed.new is not None
+    assert (crashed.new.name, crashed.new.kind) == ("d", "step")
+    assert crashed.new.where == line_of("new-call: added")
+    assert crashed.replayed_calls == crashed.recorded_calls
+    assert "reached new code past the record" in crashed.message
+    assert report.ok, report.summary()
+
+
+async def test_the_reordering_behind_a_patch_replays_and_then_completes_every_workflow(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    await record(make_dbos)
+    report, ran, dbos, _ = await check_against(make_dbos, dbos_url, "patched")
+    assert report.by_id()["done"].verdict == "compatible"
+    assert report.by_id()["crashed"].verdict == "compatible"
+    assert report.ok, report.summary()
+    # Launching the patched code completes the in-flight work on the old branch.
+    async with dbos.launched():
+        await dbos.send("waiting", "go", "go")
+        for workflow_id, x in (("waiting", 2), ("crashed", 3)):
+            handle = await dbos.retrieve_workflow(workflow_id)
+            with trio.fail_after(HANG_GUARD):
+                assert await handle.get_result() == [x + 1, x + 2, "GO"]
+    assert ran["c"] == 1  # the waiting one ran on for real after the check
+
+
+async def test_undecodable_inputs_and_unknown_names_are_reported_not_fatal(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    await record(make_dbos)
+    dbos, ran, _ = build(make_dbos, "v1")
+    good = await check_upgrade(dbos, dbos_url, workflow_ids=["done"])
+    assert good.by_id()["done"].verdict == "compatible"
+    async with Client(dbos_url, use_listen_notify=False) as client:
+        [history] = await load_histories(client._reach, CheckSelection(workflow_ids=("waiting",)))
+    garbled = attrs.evolve(
+        history, row=attrs.evolve(history.row, inputs="{not json", serialization="portable_json")
+    )
+    renamed = attrs.evolve(
+        history, row=attrs.evolve(history.row, workflow_id="gone", name="no-such-workflow")
+    )
+    report = await check_upgrade(dbos, histories=[garbled, renamed])
+    verdicts = {r.workflow_id: r.verdict for r in report.results}
+    assert verdicts == {"waiting": "undecodable", "gone": "not_registered"}
+    assert "cannot be decoded" in report.by_id()["waiting"].message
+    assert not report.ok  # both are in flight
+    assert not ran
+
+
+async def test_a_launched_application_is_refused(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    dbos, _, _ = build(make_dbos, "v1")
+    async with dbos.launched():
+        with pytest.raises(Exception, match="not launched"):
+            await check_upgrade(dbos, histories=[])
