@@ -80,6 +80,44 @@ def test_the_queue_program_runs_every_order(workdir: Path) -> None:
     assert lines == [f"order-{n} packed order-{n}" for n in range(5)]
 
 
+def _shape(text: str) -> str:
+    """CLI output with what differs between runs (times, durations, widths) abstracted."""
+    text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", "<time>", text)
+    text = re.sub(r"\b\d+(\.\d+)? (ms|s|min)\b", "<took>", text)
+    text = re.sub(r"-{2,}", "--", text)
+    return re.sub(r"[ \t]+", " ", text)
+
+
+def test_the_cli_sample_is_what_the_cli_prints(workdir: Path) -> None:
+    _run(workdir, "queue_app.py")
+    command = "dbos-trio workflow list -s sqlite:///shop.sqlite"
+    shown = _documented_output(command).splitlines()
+    assert shown[-1] == "..."  # the page shows the first row of five
+    printed = _run(workdir, "-m", "dbos_trio.cli", *command.split()[1:]).splitlines()
+    assert [_shape(line) for line in printed[: len(shown) - 1]] == [
+        _shape(line) for line in shown[:-1]
+    ]
+
+
+def test_ctrl_c_stops_the_resume_program_without_a_traceback(workdir: Path) -> None:
+    run = subprocess.Popen(
+        [sys.executable, "-u", "resume_app.py"],
+        cwd=workdir,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert run.stdout is not None
+    assert run.stdout.readline() == "email to ann: welcome!\n"
+    assert run.stdout.readline().startswith("sleeping 10 s")
+    run.send_signal(signal.SIGINT)  # as Ctrl-C does, mid-sleep
+    rest, errors = run.communicate(timeout=60)
+    assert (run.returncode, rest, errors) == (0, "stopped: run me again to resume\n", "")
+    shown = _documented_output("python resume_app.py")
+    assert "^Cstopped: run me again to resume" in shown
+
+
 @pytest.mark.slow
 def test_the_resume_program_resumes_after_sigkill_without_repeating_a_step(
     workdir: Path,

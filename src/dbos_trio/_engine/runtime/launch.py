@@ -51,6 +51,7 @@ from dbos_trio._engine.runtime.pacing import default_background_interval
 from dbos_trio._engine.schedules import scheduler
 from dbos_trio._engine.state import Executor, ExecutorSlot
 from dbos_trio._identity import resolve_identity
+from dbos_trio._redact import redact_url
 from dbos_trio._registry import LaunchResource, Registry
 from dbos_trio._sysdb.open import BackendOptions, open_system_database
 from dbos_trio._sysdb.protocol import SystemDatabase
@@ -143,12 +144,16 @@ async def open_executor(
                     executor.slot = slot
                 try:
                     await _start(executor, declared_queues, queue_conflicts)
+                    # Where and as what it runs, the first thing to check when work is
+                    # not picked up (the official SDK logs its launch too); no password.
                     logger.info(
-                        "launched %s version %s as executor %s "
+                        "launched %s version %s as executor %s on %s, queues: %s "
                         "(%d workflows re-enqueued for recovery)",
                         identity.app_name,
                         identity.app_version,
                         identity.executor_id,
+                        redact_url(database_url),
+                        ", ".join(sorted(q.name for q in declared_queues)) or "none",
                         executor.recovered_count,
                     )
                     yield executor
@@ -164,10 +169,11 @@ async def open_executor(
                 await _close_resources(opened)
                 await sysdb.close()
             logger.info(
-                "shut down %s version %s executor %s",
+                "shut down %s version %s executor %s on %s",
                 identity.app_name,
                 identity.app_version,
                 identity.executor_id,
+                redact_url(database_url),
             )
     finally:
         registry.thaw()
