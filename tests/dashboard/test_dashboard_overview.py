@@ -139,6 +139,8 @@ async def test_a_sleep_step_shows_its_wake_up_time_as_a_date(dbos_url: str) -> N
             r"wakes up at 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in (1 h|59 min)\)", page
         )
         assert not re.search(r"\b1[7-9]\d{8}\.\d+", page)  # no raw epoch seconds
+        # Its executor holds PENDING work it stamped just now: live.
+        assert 'status-success">live</span>' in (await client.get("/executors")).text
         await dbos.cancel_workflow(handle.workflow_id)
 
 
@@ -289,3 +291,43 @@ async def test_a_bad_window_is_a_400_and_the_root_opens_the_overview(dbos_url: s
             reply = await client.get(f"/overview?minutes={bad}")
             assert reply.status == 400 and "minutes" in reply.text
         assert (await client.get("/overview?minutes=1440")).status == 200
+
+
+async def test_an_executor_silent_with_pending_work_is_a_warning(dbos_url: str) -> None:
+    async with served(dbos_url) as (_dbos, _fns, client):
+        # Another application's executor starts a workflow and goes away while it waits
+        # (its row stays PENDING under its id), and five minutes pass without a stamp.
+        other = DBOS(
+            Config(
+                app_name="elsewhere",
+                database_url=dbos_url,
+                app_version="e1",
+                executor_id="doomed-executor",
+            )
+        )
+
+        @other.workflow(name="waits")
+        async def waits() -> object:
+            return await other.recv("never", timeout_seconds=3600)
+
+        async with other.launched():
+            handle = await other.start_workflow(waits)
+
+            async def pending() -> bool:
+                status = await other.get_workflow_status(handle.workflow_id)
+                return status is not None and status.status == "PENDING"
+
+            await wait_until(pending, what="the workflow running")
+        await execute(
+            dbos_url,
+            "UPDATE {t}workflow_status SET updated_at = updated_at - 300000 "
+            "WHERE executor_id = %s",
+            "doomed-executor",
+        )
+        page = (await client.get("/overview")).text
+        assert 'data-kind="silent-executor"' in page and "doomed-executor" in page
+        assert "dbos-trio workflow recover --executor doomed-executor -a elsewhere" in page
+        executors = (await client.get("/executors")).text
+        assert "status-error\">silent</span>" in executors
+        assert "not stamped for 5 min" in executors
+        assert "status-success\">live</span>" not in executors  # the served one runs nothing

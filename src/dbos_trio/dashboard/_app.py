@@ -191,7 +191,9 @@ class DashboardApp:
             return self._page("Schedules", content, "/schedules")
         if path == "/executors":
             executors, versions = await self.source.executors()
-            content = ops_pages.executors_content(executors, versions, self.source.now_ms())
+            content = ops_pages.executors_content(
+                executors, versions, self.source.now_ms(), self.source.live_window_ms()
+            )
             return self._page("Executors & versions", content, "/executors")
         if path == "/static/app.css":
             return Response(200, CSS, "text/css; charset=utf-8")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbos_trio._core.admission import QueueConfig
+from dbos_trio._core.human import duration_text
 from dbos_trio._sysdb.records import ApplicationVersion, ExecutorSummary, QueueDepth
 from dbos_trio.dashboard._markup import Html, html
 from dbos_trio.dashboard._render import table, url, when, when_ago
@@ -57,22 +58,44 @@ def queues_content(queues: list[QueueConfig], depths: list[QueueDepth]) -> Html:
     )
 
 
+def _liveness(e: ExecutorSummary, now_ms: int, live_ms: int) -> Html:
+    """What the rows say of an executor: stamped lately, silent with PENDING work, or
+    nothing running (an idle executor stamps nothing, so it cannot be told from a gone one)."""
+    if not e.pending:
+        return Html('<span class="none">nothing running</span>')
+    if e.last_updated_at is not None and e.last_updated_at >= now_ms - live_ms:
+        return Html('<span class="status status-success">live</span>')
+    return html(
+        '<span class="status status-error">silent</span> <span class="note">PENDING work '
+        "not stamped for {0}: recover it (dbos-trio workflow recover --executor {1}{2})</span>",
+        duration_text(now_ms - (e.last_updated_at or now_ms)),
+        e.executor_id,
+        f" -a {e.application_name}" if e.application_name else "",
+    )
+
+
 def executors_content(
-    executors: list[ExecutorSummary], versions: list[ApplicationVersion], now_ms: int
+    executors: list[ExecutorSummary],
+    versions: list[ApplicationVersion],
+    now_ms: int,
+    live_ms: int,
 ) -> Html:
-    """Executors as the rows name them, and the registered versions; times with their age."""
+    """Executors as the rows name them, with what their heartbeats say (stamped within
+    ``live_ms``), and the registered versions; times with their age."""
     latest: dict[str | None, str] = {}
     for version in versions:  # newest first
         latest.setdefault(version.application_name, version.version_name)
     executor_rows = [
         html(
-            "<tr><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td><td>{5}</td></tr>",
+            "<tr><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td><td>{5}</td>"
+            "<td>{6}</td></tr>",
             e.executor_id,
             e.application_name or "",
             e.application_version or "",
             e.pending,
             e.total,
             when_ago(e.last_updated_at, now_ms),
+            _liveness(e, now_ms, live_ms),
         )
         for e in executors
     ]
@@ -88,11 +111,21 @@ def executors_content(
         for v in versions
     ]
     return html(
-        "<h2>Executors</h2><p>As the workflow rows name them: an executor that holds "
-        "PENDING workflows but no longer updates them may be gone (recovery adopts its "
-        "work).</p>{0}<h2>Application versions</h2>{1}",
+        "<h2>Executors</h2><p>As the workflow rows name them. An executor stamps the PENDING "
+        "rows it runs every heartbeat interval: one whose PENDING work was not stamped for "
+        "three intervals is silent, most likely gone (recovery adopts its work); one with "
+        "nothing running stamps nothing, so the rows cannot tell idle from gone.</p>{0}"
+        "<h2>Application versions</h2>{1}",
         table(
-            ("executor id", "application", "version", "pending", "workflows", "last active"),
+            (
+                "executor id",
+                "application",
+                "version",
+                "pending",
+                "workflows",
+                "last active",
+                "heartbeat",
+            ),
             executor_rows,
         ),
         table(("version", "application", "", "promoted", "registered"), version_rows),

@@ -26,6 +26,7 @@ from dbos_trio._core.filters import normalize_filters
 from dbos_trio._core.human import moment_text, relative_text
 from dbos_trio._core.pickled import one_line, read_error
 from dbos_trio._core.statuses import ALL_STATUSES, CANCELLABLE_STATUSES
+from dbos_trio._engine.recovery.adoption import window_ms
 from dbos_trio._engine.recovery.doctor import Finding
 from dbos_trio._engine.schedules import definitions as schedules
 from dbos_trio._engine.schedules.definitions import WorkflowSchedule
@@ -242,13 +243,19 @@ class Source:
     async def overview(self, minutes: int) -> Overview:
         return await activity.overview(self.reach, minutes=minutes)
 
-    async def health(self) -> list[Finding]:
+    def heartbeat_interval(self) -> float:
+        """The executors' heartbeat interval: a launched executor's own, else the default."""
         runtime = self.runtime
-        interval = (
-            runtime.config.heartbeat_interval
-            if isinstance(runtime, Executor)
-            else DEFAULT_HEARTBEAT_INTERVAL
-        )
+        if isinstance(runtime, Executor):
+            return runtime.config.heartbeat_interval
+        return DEFAULT_HEARTBEAT_INTERVAL
+
+    def live_window_ms(self) -> int:
+        """How recent a stamp shows a live executor (three heartbeat intervals)."""
+        return window_ms(self.heartbeat_interval())
+
+    async def health(self) -> list[Finding]:
+        interval = self.heartbeat_interval()
         return await activity.health(self.reach, heartbeat_interval=interval, all_applications=True)
 
     async def step_ids(self, workflow_id: str) -> list[int]:
