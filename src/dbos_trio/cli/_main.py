@@ -34,6 +34,7 @@ import trio
 from dbos_trio._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV
 from dbos_trio._redact import Scrubber, redact_url
 from dbos_trio._sysdb.open import BackendOptions, is_sqlite_url, open_system_database
+from dbos_trio.cli import _check as cli_check
 from dbos_trio.cli import _dashboard as cli_dashboard
 from dbos_trio.cli import _gc as cli_gc
 from dbos_trio.cli import _init as cli_init
@@ -147,6 +148,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_dashboard.add_parsers(commands, common)
     cli_versions.add_parsers(commands, common)
     cli_gc.add_parsers(commands, common, **layout)
+    cli_check.add_parsers(commands, common, **layout)
     cli_init.add_parsers(commands, **layout)
     return parser
 

@@ -21,6 +21,7 @@ from dbos_trio._core.statuses import ALL_STATUSES, ERROR, SUCCESS
 from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus
 from dbos_trio._ops import inspect, manage
 from dbos_trio.cli import _bulk as cli_bulk
+from dbos_trio.cli import _bundles as cli_bundles
 from dbos_trio.cli import _format as cli_format
 from dbos_trio.cli import _pause as cli_pause
 from dbos_trio.cli import _versions as cli_versions
@@ -284,6 +285,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser, command: Any) ->
     retry.set_defaults(run=workflow_retry)
     cli_pause.add_workflow_actions(actions, common, command)
     cli_versions.add_workflow_actions(actions, common)
+    cli_bundles.add_workflow_actions(actions, common, command)
 
     queue = command(commands, "queue", "inspect queued workflows, pause and unpause queues", [])
     queue_actions = queue.add_subparsers(dest="action", required=True, metavar="ACTION")
