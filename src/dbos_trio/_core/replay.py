@@ -133,17 +133,18 @@ def past_record_message(new: DurableCall) -> str:
 
 
 def _hint(recorded: DurableCall, new: DurableCall) -> str:
-    """Why the two calls may differ, when a determinism helper is one of them."""
-    for call, other in ((recorded, new), (new, recorded)):
-        helper = HELPER_STEPS.get(call.name)
-        if helper is None:
-            continue
-        if other.name in HELPER_STEPS:
-            break
+    """Why the two calls may differ, in plain words, when a determinism helper is one."""
+    was, now = HELPER_STEPS.get(recorded.name), HELPER_STEPS.get(new.name)
+    if was is not None and was != now:
         return (
-            f" — one version reads {helper} durably (dbos.{helper}) and the other does "
-            "not, so the step ids after it shift: keep the call, or put the change behind "
-            "dbos.patch()"
+            f" — the recorded run read {was} durably here (dbos.{was}) and the new code no "
+            f"longer does: read it with dbos.{was}() again (a value read directly differs at "
+            "every replay), or put the change behind dbos.patch()"
+        )
+    if now is not None and was is None:
+        return (
+            f" — the new code reads {now} durably here (dbos.{now}) where the recorded run "
+            "did not, so every step id after it shifts: put the new call behind dbos.patch()"
         )
     if recorded.kind == "step" and new.kind == "step":
         return (

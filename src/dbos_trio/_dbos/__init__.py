@@ -14,6 +14,7 @@ from dbos_trio._dbos.concurrency import Concurrency
 from dbos_trio._dbos.dashboard import Dashboard
 from dbos_trio._dbos.datasources import Datasource, Datasources
 from dbos_trio._dbos.debouncing import Debouncer, Debouncing
+from dbos_trio._dbos.determinism import Determinism
 from dbos_trio._dbos.durable import Durable
 from dbos_trio._dbos.enqueue import Enqueue
 from dbos_trio._dbos.lifecycle import Lifecycle
@@ -30,6 +31,7 @@ from dbos_trio._dbos.versions import Versions
 class DBOS(
     Registration, Lifecycle, Durable, Concurrency, Admin, Listing, Schedules, Debouncing,
     Datasources, Dashboard, Versions, Observability, Operations, Results, Steps, Enqueue,
+    Determinism,
 ):  # fmt: skip
     """Registers workflows and steps, and runs them once launched.
 
