@@ -169,6 +169,8 @@ async def test_a_queue_with_work_and_no_live_worker_is_a_warning(dbos_url: str) 
         assert "1 ENQUEUED, the oldest waiting 5 min" in page
         assert page.count('data-kind="unserved-queue"') == 1  # "served" is served
         assert "oldest waiting" in page and 'id="queue-depth-chart"' in page
+        queues = (await client.get("/queues")).text
+        assert re.search(r"nobody</a></td><td>1</td><td>5 min( \d+ s)?</td>", queues)
 
 
 async def test_a_paused_queue_with_work_is_said_to_be_paused_not_unserved(dbos_url: str) -> None:
@@ -189,6 +191,8 @@ async def test_a_paused_queue_with_work_is_said_to_be_paused_not_unserved(dbos_u
         assert 'data-kind="paused-queue"' in page and "Queue paused with work waiting" in page
         assert 'data-kind="unserved-queue"' not in page
         assert "dbos-trio queue unpause invoices" in page
+        queues = (await client.get("/queues")).text
+        assert 'invoices</a> <span class="status status-paused">paused</span>' in queues
 
 
 async def test_work_pinned_to_a_version_nobody_runs_is_a_warning(dbos_url: str) -> None:

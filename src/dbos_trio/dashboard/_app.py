@@ -181,8 +181,9 @@ class DashboardApp:
         if path == "/confirm":
             return await self._confirm(request, csrf_cookie)
         if path == "/queues":
-            queues, depths = await self.source.queues()
-            return self._page("Queues", ops_pages.queues_content(queues, depths), "/queues")
+            queues, depths, oldest = await self.source.queues()
+            content = ops_pages.queues_content(queues, depths, oldest, self.source.now_ms())
+            return self._page("Queues", content, "/queues")
         if path == "/schedules":
             listed = await self.source.schedules()
             csrf = None if self.guard.read_only else self.guard.csrf_field(csrf_cookie)

@@ -16,7 +16,11 @@ def _limit(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def queues_content(queues: list[QueueConfig], depths: list[QueueDepth]) -> Html:
+def queues_content(
+    queues: list[QueueConfig], depths: list[QueueDepth], oldest: dict[str, int], now_ms: int
+) -> Html:
+    """Every queue with its depth, its oldest ENQUEUED row's age (``oldest``: creation
+    times by queue), whether it is paused, and its limits."""
     counts: dict[str, dict[str, int]] = {}
     for depth in depths:
         counts.setdefault(depth.queue_name, {})[depth.status] = depth.count
@@ -29,8 +33,8 @@ def queues_content(queues: list[QueueConfig], depths: list[QueueDepth]) -> Html:
         limiter = config.limiter if config is not None else None
         rows.append(
             html(
-                "<tr><td>{0}</td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td><td>{5}</td>"
-                "<td>{6}</td><td>{7}</td><td>{8}</td></tr>",
+                "<tr><td>{0}{9}</td><td>{1}</td><td>{10}</td><td>{2}</td><td>{3}</td><td>{4}</td>"
+                "<td>{5}</td><td>{6}</td><td>{7}</td><td>{8}</td></tr>",
                 html('<a href="{0}">{1}</a>', url("/workflows", queue=name), name),
                 count.get("ENQUEUED", 0),
                 count.get("PENDING", 0),
@@ -40,12 +44,17 @@ def queues_content(queues: list[QueueConfig], depths: list[QueueDepth]) -> Html:
                 "" if limiter is None else f"{limiter.limit} / {limiter.period} s",
                 _limit(config.partition_concurrency if config else None),
                 (config.application_name or "") if config else "(not in the queues table)",
+                Html(' <span class="status status-paused">paused</span>')
+                if config is not None and config.paused
+                else Html(""),
+                duration_text(now_ms - oldest[name]) if name in oldest else "",
             )
         )
     return table(
         (
             "queue",
             "enqueued",
+            "oldest waiting",
             "running",
             "delayed",
             "global limit",

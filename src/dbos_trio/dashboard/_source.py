@@ -262,9 +262,16 @@ class Source:
         steps = await self.runtime.sysdb.list_steps(workflow_id, limit=STEP_LIMIT)
         return [step.function_id for step in steps]
 
-    async def queues(self) -> tuple[list[Any], list[QueueDepth]]:
+    async def queues(self) -> tuple[list[Any], list[QueueDepth], dict[str, int]]:
+        """Every queue's configuration, depths, and its oldest ENQUEUED row's creation."""
         sysdb = self.runtime.sysdb
-        return await sysdb.list_queues(None), await sysdb.queue_depths()
+        activity_rows = await sysdb.queue_activity(self.now_ms())
+        oldest = {
+            row.queue_name: row.stamp_ms
+            for row in activity_rows
+            if row.kind == "ENQUEUED" and row.stamp_ms is not None
+        }
+        return await sysdb.list_queues(None), await sysdb.queue_depths(), oldest
 
     async def schedules(self) -> list[WorkflowSchedule]:
         rows = await self.runtime.sysdb.list_schedules(ScheduleFilters())

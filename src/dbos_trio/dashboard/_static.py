@@ -32,6 +32,7 @@ a.wfid { font-family: ui-monospace, monospace; word-break: break-all; }
 .status-pending { background: #dbeafe; color: #1e40af; }
 .status-enqueued, .status-delayed { background: #fef3c7; color: #92400e; }
 .status-cancelled { background: #e5e7eb; color: #374151; }
+.status-paused { background: #ede9fe; color: #5b21b6; }
 pre.payload { margin: 0; white-space: pre-wrap; word-break: break-all; max-height: 16rem;
   overflow: auto; background: #f3f4f6; padding: .3rem .5rem; font-size: .85rem; }
 pre.raw { background: #fff7ed; }
