@@ -117,6 +117,7 @@ async def test_the_list_shows_duration_and_the_error(dbos_url: str) -> None:
         listing = (await client.get("/workflows")).text
         assert "ValueError: card declined 1" in listing  # read without unpickling
         assert "<td>300 ms</td>" in listing and "<th>duration</th>" in listing
+        assert re.search(r'UTC</time> <span class="age">[56] min ago</span>', listing)
         fragment = (await client.get("/workflows?fragment=rows")).text
         assert "ValueError: card declined 0" in fragment
         # The executors page says how long ago each was last active.

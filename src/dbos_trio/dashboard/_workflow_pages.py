@@ -21,6 +21,7 @@ from dbos_trio.dashboard._render import (
     table,
     url,
     when,
+    when_ago,
     workflow_link,
 )
 from dbos_trio.dashboard._source import STATUSES, WorkflowPage
@@ -68,7 +69,7 @@ def workflow_rows(
             workflow_link(r.workflow_id),
             r.name or "",
             badge(r.status),
-            when(r.created_at),
+            when(r.created_at) if now_ms is None else when_ago(r.created_at, now_ms),
             _took(r, now_ms),
             errors.get(r.workflow_id, ""),
             r.queue_name or "",
