@@ -182,6 +182,8 @@ async def test_a_paused_queue_claims_nothing_across_a_restart_and_its_running_wo
         assert await dbos.pause_queue("jobs") is False
         stored = await dbos.retrieve_queue("jobs")
         assert stored is not None and stored.paused and stored.global_concurrency == 5
+        changed = await stored.set_worker_concurrency(2)  # a setter keeps it paused
+        assert changed.paused and changed.global_concurrency == 5
         executor = executor_of(dbos)
         # Within one sweep the queue is no longer served and its worker has left.
         await wait_until(
