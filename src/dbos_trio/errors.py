@@ -417,16 +417,9 @@ class DBOSUnorderedTaskError(DBOSNondeterminismError):
 
 
 def _no_such_workflow(destination: str, workflow_id: str) -> str:
-    """The message for a missing workflow, worded for the use that looked it up."""
-    if destination == "target":
-        return f"There is no workflow with ID {workflow_id}"
-    if destination == "awaited":
-        return f"The awaited workflow {workflow_id} does not exist"
-    if destination == "`send` destination":
-        return f"Cannot send to workflow {workflow_id}: there is no workflow with that ID"
-    if destination == "fork":
-        return f"Cannot fork workflow {workflow_id}: there is no workflow with that ID"
-    return f"There is no workflow with ID {workflow_id} (the {destination})"
+    """The message for a missing workflow: dbos 3.4's text, naming the use that looked it
+    up (``"Non-existent target workflow ID: wf-1"``), so code matching on it moves over."""
+    return f"Non-existent {destination} workflow ID: {workflow_id}"
 
 
 class DBOSWorkflowCancelledError(DBOSBaseException, metaclass=_NoPublicConstructor):

@@ -321,7 +321,8 @@ DBOS_CASES = [
         INVALID,
         "queue_name",
     ),
-    case("fork-step-zero", lambda w: w.dbos.fork_workflow(w.done, 0), INVALID, "start_step"),
+    # Step 0 forks as step 1 (dbos 3.4 accepts it): a negative step is the bad value.
+    case("fork-step-negative", lambda w: w.dbos.fork_workflow(w.done, -1), INVALID, "start_step"),
     case("fork-step-str", lambda w: w.dbos.fork_workflow(w.done, "1"), WRONG_TYPE, "start_step"),
     case(
         "fork-version-surrogate",

@@ -174,7 +174,7 @@ async def test_send_to_a_missing_workflow_raises_and_inside_a_workflow_replays_t
     async with dbos.launched():
         with pytest.raises(DBOSNonExistentWorkflowError) as raised:
             await dbos.send(missing, "hello")
-        assert f"Cannot send to workflow {missing}: there is no workflow" in str(raised.value)
+        assert f"Non-existent `send` destination workflow ID: {missing}" in str(raised.value)
 
         handle = await dbos.start_workflow(sender)
         assert await handle.get_result() == "missing"

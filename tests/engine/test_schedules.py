@@ -237,8 +237,7 @@ async def test_pause_resume_and_delete_change_the_row_and_listing_filters(
         await dbos.delete_schedule(b)
         await dbos.delete_schedule(b)  # deleting what is gone is no error
         left = [s.schedule_name for s in await dbos.list_schedules(workflow_name="tick")]
-        with pytest.raises(DBOSInvalidArgumentError, match="status"):
-            await dbos.list_schedules(status="SLEEPING")
+        assert await dbos.list_schedules(status="SLEEPING") == []  # as dbos 3.4
         with pytest.raises(DBOSException, match="does not exist"):
             await dbos.trigger_schedule(b)
     assert paused == [a] and active == [b]

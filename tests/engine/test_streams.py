@@ -185,7 +185,7 @@ async def test_reading_the_stream_of_a_missing_workflow_raises(
     async with running(dbos):
         missing = str(uuid.uuid4())
         with pytest.raises(
-            DBOSNonExistentWorkflowError, match=f"There is no workflow with ID {missing}"
+            DBOSNonExistentWorkflowError, match=f"Non-existent target workflow ID: {missing}"
         ):
             await read_all(dbos, missing, "s")
 

@@ -354,9 +354,9 @@ def test_dbos_errors_survive_being_stored_as_an_outcome(error: DBOSException) ->
 
 
 def test_dbos_error_codes_and_messages_match_the_python_sdk() -> None:
-    # The codes are the official SDK's; the texts say what happened in this SDK's words.
+    # The codes are the official SDK's, and so are the texts where code may match on them.
     assert str(DBOSNonExistentWorkflowError("target", "wf-1")) == (
-        "DBOS Error 5: There is no workflow with ID wf-1"
+        "DBOS Error 5: Non-existent target workflow ID: wf-1"
     )
     assert str(DBOSConfigError("x")) == "DBOS Error 3: Error initializing dbos_trio: x"
     assert DBOSAwaitedWorkflowCancelledError("wf").dbos_error_code == 13

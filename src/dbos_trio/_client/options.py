@@ -30,6 +30,15 @@ def _optional_text(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     validate.optional_text(value, f"EnqueueOptions.{attribute.name}")
 
 
+def _workflow_id(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and (value == "" or (isinstance(value, str) and not value.strip())):
+        raise DBOSInvalidArgumentError(  # dbos 3.4's words
+            f"Invalid workflow ID {value!r}: workflow IDs must be non-empty and cannot be "
+            "only whitespace. (EnqueueOptions.workflow_id)"
+        )
+    _optional_text(_, attribute, value)
+
+
 def _name_text(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     _optional_text(_, attribute, value)
     validate.optional_text(
@@ -70,7 +79,7 @@ class EnqueueOptions:
 
     workflow_name: str = attrs.field(validator=_required_text)
     queue_name: str = attrs.field(validator=_required_text)
-    workflow_id: str | None = attrs.field(default=None, validator=_optional_text)
+    workflow_id: str | None = attrs.field(default=None, validator=_workflow_id)
     app_version: str | None = attrs.field(default=None, validator=_optional_text)
     workflow_timeout: float | None = attrs.field(default=None, validator=_optional_seconds)
     delay_seconds: float | None = attrs.field(default=None, validator=_optional_seconds)
@@ -117,7 +126,7 @@ class EnqueueOptions:
             raise DBOSInvalidArgumentError(
                 f"serialization must be 'portable', 'native' or None, not {self.serialization!r}"
             )
-        attributes_rules.optional(self.attributes, "EnqueueOptions.attributes")
+        attributes_rules.workflow_attributes(self.attributes, "EnqueueOptions.attributes")
         if self.workflow_id_reuse_policy not in (None, "reject", "return-existing"):
             raise DBOSInvalidArgumentError(
                 f"Invalid workflow_id_reuse_policy {self.workflow_id_reuse_policy}. "

@@ -55,6 +55,19 @@ def optional(value: Any, argument: str) -> str | None:
     return None if value is None else encode(value, argument)
 
 
+def workflow_attributes(value: Any, argument: str) -> str | None:
+    """:func:`optional` for a workflow's attributes, its error led by dbos 3.4's words
+    ("Invalid workflow attributes ... Attributes must be a dict" / "... JSON-serializable"),
+    the same class (a ``TypeError`` or ``ValueError`` as :func:`encode` chose)."""
+    try:
+        return optional(value, argument)
+    except DBOSInvalidArgumentError as error:
+        what = "a dict" if not isinstance(value, Mapping) else "JSON-serializable"
+        raise type(error)(
+            f"Invalid workflow attributes {value!r}. Attributes must be {what}: {error.message}"
+        ) from None
+
+
 def merged(stored: Mapping[str, Any] | None, update: Mapping[str, Any]) -> dict[str, Any]:
     """Top-level merge, as JSONB ``||`` does: keys of ``update`` replace stored ones."""
     return {**(stored or {}), **update}

@@ -119,8 +119,12 @@ def seconds(
     """A duration in seconds: >= 0 (> 0 if ``positive``), at most :data:`MAX_SECONDS`
     (or infinite, where ``forever_allowed``)."""
     seconds_ = number(value, argument)
-    if seconds_ < 0 or (positive and seconds_ == 0):
-        rule = "> 0" if positive else ">= 0"
+    rule = "> 0" if positive else ">= 0"
+    if seconds_ < 0:  # dbos 3.4's words first
+        raise DBOSInvalidArgumentError(
+            f"{argument} must not be negative, got {_describe(value)} (it must be {rule})"
+        )
+    if positive and seconds_ == 0:
         raise DBOSInvalidArgumentError(f"{argument} must be {rule}, not {_describe(value)}")
     if seconds_ == math.inf and forever_allowed:
         return seconds_

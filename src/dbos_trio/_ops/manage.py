@@ -145,8 +145,8 @@ def fork_workflow(
     replacement_children: dict[str, str] | None = None,
     forked_id: str | None = None,
 ) -> Coroutine[Any, Any, str]:
-    """A new workflow replaying ``workflow_id``'s steps before ``start_step`` and
-    re-running the rest, enqueued on ``queue_name`` (default: the internal queue); the
+    """A new workflow replaying ``workflow_id``'s steps before ``start_step`` (0 or 1:
+    none) and re-running the rest, enqueued on ``queue_name`` (default: the internal queue); the
     new id. Step name ``DBOS.forkWorkflow``.
 
     Its id is ``forked_id``, else an enclosing ``SetWorkflowID``'s (taken at the call),
@@ -155,7 +155,8 @@ def fork_workflow(
     :class:`~dbos_trio.DBOSNonExistentWorkflowError`; the copy and the new row are one
     transaction."""
     validate.text(workflow_id, "workflow_id")
-    validate.integer(start_step, "start_step", low=1, high=validate.INT32_MAX)
+    # 0 is accepted, as by dbos 3.4: no step precedes it, so it forks as 1 does.
+    start_step = max(validate.integer(start_step, "start_step", low=0, high=validate.INT32_MAX), 1)
     validate.optional_text(application_version, "application_version")
     validate.optional_text(queue_name, "queue_name")
     validate.optional_text(queue_partition_key, "queue_partition_key")
@@ -299,7 +300,7 @@ def update_workflow_attributes(
     validate.boolean(merge, "merge")
     if merge and attributes is None:
         raise DBOSException("Cannot merge None into workflow attributes")
-    encoded = attributes_rules.optional(attributes, "attributes")
+    encoded = attributes_rules.workflow_attributes(attributes, "attributes")
     runtime = reach.runtime("update_workflow_attributes")
 
     async def update() -> None:

@@ -85,8 +85,8 @@ def _checked(messages: Sequence[SendMessage]) -> list[SendMessage]:
             pair = (message.idempotency_key, message.destination_id)
             if pair in seen:
                 raise DBOSInvalidArgumentError(
-                    f"send_bulk: idempotency key {message.idempotency_key!r} is used twice "
-                    f"for destination {message.destination_id!r}"
+                    f"send_bulk received duplicate idempotency keys: {message.idempotency_key} "
+                    f"(used twice for destination {message.destination_id!r})"
                 )
             seen.add(pair)
     return list(messages)

@@ -53,7 +53,7 @@ def check_enqueue(queue_name: str, config: QueueConfig | None, options: EnqueueO
         raise DBOSInvalidArgumentError(f"queue {queue_name!r} is reserved for DBOS's internal use")
     if options.duplication_policy == "return-existing" and options.deduplication_id is None:
         raise DBOSInvalidArgumentError(
-            "duplication_policy='return-existing' needs a deduplication_id"
+            "duplication_policy 'return-existing' requires a deduplication_id."
         )
     if config is None:
         return  # not declared here: the row waits for whoever serves that queue

@@ -299,9 +299,8 @@ def list_filters(
 ) -> ScheduleFilters:
     """``list_schedules`` filters; by default the caller's application's (and unclaimed)
     schedules, or all of them for a caller of no application."""
+    # A status no schedule has (not ACTIVE or PAUSED) lists nothing, as in dbos 3.4.
     statuses = _names(status, "status")
-    for name in statuses or ():
-        validate.choice(name, "status", (ACTIVE, PAUSED))
     applications = _names(application_name, "application_name")
     if applications is None and default_application is not None:
         applications = (default_application,)

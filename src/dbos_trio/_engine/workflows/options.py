@@ -18,7 +18,7 @@ import attrs
 
 from dbos_trio._core import attributes as attributes_rules
 from dbos_trio._core import validate
-from dbos_trio.errors import DBOSInvalidArgumentError
+from dbos_trio.errors import DBOSArgumentTypeError, DBOSInvalidArgumentError
 
 logger = logging.getLogger("dbos_trio")
 
@@ -140,14 +140,7 @@ class SetWorkflowAttributes(_OptionBlock):
     _var = _attributes
 
     def __init__(self, attributes: dict[str, Any] | None) -> None:
-        try:
-            encoded = attributes_rules.optional(attributes, "attributes")
-        except DBOSInvalidArgumentError as error:
-            what = "a dict" if not isinstance(attributes, dict) else "JSON-serializable"
-            raise type(error)(
-                f"Invalid workflow attributes {attributes!r}. Attributes must be {what}: "
-                f"{error.message}"
-            ) from None
+        encoded = attributes_rules.workflow_attributes(attributes, "SetWorkflowAttributes")
         self.attributes = attributes
         super().__init__(encoded)
 
@@ -222,14 +215,26 @@ class SetEnqueueOptions(_OptionBlock):
         duplication_policy: Literal["reject", "return-existing"] | None = None,
     ) -> None:
         validate.optional_text(deduplication_id, "deduplication_id")
-        validate.optional_integer(priority, "priority", low=1, high=MAX_PRIORITY)
+        if priority is not None and (
+            isinstance(priority, bool)
+            or not isinstance(priority, int)
+            or not 1 <= priority <= MAX_PRIORITY
+        ):
+            error = (
+                DBOSInvalidArgumentError
+                if isinstance(priority, int) and not isinstance(priority, bool)
+                else DBOSArgumentTypeError
+            )
+            raise error(  # dbos 3.4's words
+                f"Invalid priority {priority!r}. Priority must be between 1~{MAX_PRIORITY}."
+            )
         validate.optional_text(app_version, "app_version")
         validate.optional_text(queue_partition_key, "queue_partition_key")
         validate.optional_seconds(delay_seconds, "delay_seconds")
         if duplication_policy not in (None, "reject", "return-existing"):
-            raise DBOSInvalidArgumentError(
-                f"duplication_policy must be 'reject' or 'return-existing', "
-                f"not {duplication_policy!r}"
+            raise DBOSInvalidArgumentError(  # dbos 3.4's words
+                f"Invalid duplication_policy {duplication_policy}. "
+                "Must be either 'reject' or 'return-existing'."
             )
         if deduplication_id is not None and queue_partition_key is not None:
             raise DBOSInvalidArgumentError(
