@@ -14,13 +14,24 @@ interrupted one instead of resuming it.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import trio
 
-from dbos_trio import DBOS, Client, Config, DBOSException, SetWorkflowID
+from dbos_trio import (
+    DBOS,
+    Client,
+    Config,
+    DBOSException,
+    SetWorkflowID,
+    SystemDatabaseUnreachable,
+)
 
 WORKFLOW_ID = "quickstart-onboarding-alice"
+# Long enough to press Ctrl-C and run it again before it is over: the second run then
+# visibly sleeps only what is left.
+DEFAULT_NAP = 30.0
 
 dbos = DBOS(Config(app_name="quickstart"))
 
@@ -43,6 +54,8 @@ async def onboarding(user: str, nap: float) -> str:
         await greet(step)
     wake = await wake_time(nap)
     left = max(0.0, wake - time.time())
+    if nap - left >= 0.1:  # resumed: the wake-up time is the first run's
+        print(f"  {nap - left:.1f} s of its {nap:g} s sleep already passed", flush=True)
     print(f"  sleeping {left:.1f} s (durably): press Ctrl-C now, then run me again", flush=True)
     # Always the same call: a resumed sleep keeps the wake-up time its checkpoint recorded
     # (the argument counts only the first time), so it sleeps just what is left.
@@ -55,7 +68,9 @@ async def previous_run(fresh: bool) -> None:
     """Say what an earlier run left behind; clear it unless it is to be resumed."""
     url = dbos.config.resolved_database_url()
     if url.startswith("sqlite:") and not await trio.Path(url.split("///", 1)[1]).exists():
-        print("first run: starting a fresh workflow", flush=True)
+        # Said only if the launch can create the file there; else it says what is wrong.
+        if await trio.Path(url.split("///", 1)[1]).parent.is_dir():
+            print("first run: starting a fresh workflow", flush=True)
         return
     try:
         async with Client(url) as client:
@@ -65,15 +80,18 @@ async def previous_run(fresh: bool) -> None:
                 return
             if status.status == "PENDING" and not fresh:
                 steps = await client.list_workflow_steps(WORKFLOW_ID)
+                greeted = sum(1 for step in steps if step.function_name.endswith("greet"))
                 print(
-                    f"found the workflow you interrupted ({len(steps)} steps done): resuming it "
-                    "(--fresh would start over)",
+                    f"found the workflow you interrupted (steps 1-{greeted} done): resuming it "
+                    "after its last completed step (--fresh would start over)",
                     flush=True,
                 )
                 return
             why = "discarding the interrupted one" if fresh else f"the last one is {status.status}"
             print(f"starting a fresh workflow ({why})", flush=True)
             await client.delete_workflow(WORKFLOW_ID)
+    except SystemDatabaseUnreachable:
+        raise  # no database there (or no server): the launch would fail the same way
     except DBOSException:
         # A database this version cannot read yet: launch migrates it and runs anew.
         print("starting a fresh workflow", flush=True)
@@ -94,10 +112,15 @@ if __name__ == "__main__":
         "--fresh", action="store_true", help="discard an interrupted workflow, start anew"
     )
     parser.add_argument(
-        "--sleep", type=float, default=5.0, help="seconds of durable sleep (default: 5)"
+        "--sleep",
+        type=float,
+        default=DEFAULT_NAP,
+        help=f"seconds of durable sleep (default: {DEFAULT_NAP:g})",
     )
     args = parser.parse_args()
     try:
         trio.run(main, args.fresh, args.sleep)
     except KeyboardInterrupt:
         print("\ninterrupted: run me again to see the workflow resume")
+    except SystemDatabaseUnreachable as error:
+        sys.exit(f"quickstart: {error}")  # what is wrong and what to do, without a traceback

@@ -9,6 +9,7 @@ import pickle
 import socket
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -139,7 +140,7 @@ async def test_list_get_steps_fork_cancel_and_delete_show_and_change_stored_work
 
 def test_migrate_and_list_work_on_a_sqlite_file(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'cli.sqlite'}"
-    assert run_cli("workflow", "list", "--database-url", url).returncode == 1  # not there yet
+    assert run_cli("workflow", "list", "--database-url", url).returncode == 4  # not there yet
     migrated = run_cli("migrate", "--database-url", url)
     assert migrated.returncode == 0, migrated.stderr
     listing = run_cli("workflow", "list", "--database-url", url, "--json")
@@ -235,6 +236,18 @@ def test_a_database_that_refuses_connections_is_unreachable(closed_port: int) ->
 
     assert_one_line_error(result, UNREACHABLE, "database unreachable: ")
     assert "Connection refused" in result.stderr
+
+
+def test_a_missing_database_is_one_kind_on_both_backends_and_says_how_to_create_it(
+    tmp_path: Path,
+) -> None:
+    name = f"missing_{uuid.uuid4().hex[:12]}"
+    pg = run_cli("workflow", "list", "-s", f"postgresql://postgres:pw@127.0.0.1:5432/{name}")
+    assert_one_line_error(pg, UNREACHABLE, "database unreachable: ")
+    assert f"`createdb {name}`" in pg.stderr and ":pw@" not in pg.stderr
+    sqlite = run_cli("workflow", "list", "-s", f"sqlite:///{tmp_path / 'none.sqlite'}")
+    assert_one_line_error(sqlite, UNREACHABLE, "database unreachable: ")
+    assert "does not exist" in sqlite.stderr and "dbos-trio migrate" in sqlite.stderr
 
 
 def test_debug_prints_the_traceback_before_the_one_line(closed_port: int) -> None:

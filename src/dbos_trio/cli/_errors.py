@@ -14,8 +14,10 @@ Invariants, and why:
   2     bad usage: argparse's own errors and invalid values (``--status
         BOGUS``, ``--limit -1``, a time that is not ISO 8601, a bad URL)
   3     not found: no workflow with the given id
-  4     database unreachable: no connection could be made, or the client
-        gave up retrying after ``CLI_RETRY_LIMIT_SECONDS``
+  4     no system database to talk to: no connection could be made, the
+        PostgreSQL database or the SQLite file does not exist (the same code
+        for both, the message says how to create it), or the client gave
+        up retrying after ``CLI_RETRY_LIMIT_SECONDS``
   130   interrupted (Ctrl-C)
   ====  ==================================================================
 
@@ -64,8 +66,8 @@ exit codes:
        an action that cannot apply (resume, pause or unpause of a finished workflow, a
        queue with no stored row: nothing is changed)
   {EXIT_NOT_FOUND}    not found: no workflow with the given id
-  {EXIT_UNREACHABLE}    database unreachable (no connection, or gave up after \
-{CLI_RETRY_LIMIT_SECONDS:g} s of retries)
+  {EXIT_UNREACHABLE}    database unreachable: no connection, no such PostgreSQL database or
+       SQLite file, or gave up after {CLI_RETRY_LIMIT_SECONDS:g} s of retries
   {EXIT_INTERRUPTED}  interrupted
 """
 

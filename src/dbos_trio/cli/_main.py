@@ -13,9 +13,9 @@ A failure is one line on stderr, ``dbos-trio: error: ...`` (with the traceback t
 error, 2 bad usage (unknown options, invalid values such as ``--status BOGUS``, ``--limit
 -1`` or a time that is not ISO 8601), 3 not found (no workflow with the given id: every
 command that names one checks that it exists first), 4 database unreachable (no
-connection, or the client gave up retrying after ``CLI_RETRY_LIMIT_SECONDS``), 130
-interrupted. Values are checked before anything connects. Nothing printed shows the
-URL's password.
+connection, no such PostgreSQL database or SQLite file, or the client gave up retrying
+after ``CLI_RETRY_LIMIT_SECONDS``), 130 interrupted. Values are checked before anything
+connects. Nothing printed shows the URL's password.
 """
 
 from __future__ import annotations

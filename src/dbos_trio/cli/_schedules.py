@@ -21,6 +21,7 @@ import attrs
 from dbos_trio._client import Client
 from dbos_trio._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV
 from dbos_trio._ops.schedules import WorkflowSchedule
+from dbos_trio.cli._format import when
 from dbos_trio.errors import DBOSException
 
 CLI_RETRY_LIMIT_SECONDS = 10.0
@@ -94,6 +95,20 @@ def _row(schedule: WorkflowSchedule) -> dict[str, Any]:
     return row
 
 
+def _fired(stored: str | None) -> str:
+    """The stored ISO 8601 tick time as every command shows a time (``_format.when``); a
+    text that is not one is shown as stored."""
+    if not stored:
+        return ""
+    try:
+        moment = datetime.fromisoformat(stored.replace("Z", "+00:00"))
+    except ValueError:
+        return stored
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return when(moment.timestamp() * 1000)
+
+
 def _print_schedules(args: argparse.Namespace, found: list[WorkflowSchedule]) -> None:
     if args.json:
         print(json.dumps([_row(s) for s in found], indent=2, default=repr))
@@ -106,7 +121,7 @@ def _print_schedules(args: argparse.Namespace, found: list[WorkflowSchedule]) ->
             s.schedule,
             s.cron_timezone or "UTC",
             s.status,
-            s.last_fired_at or "",
+            _fired(s.last_fired_at),
             s.queue_name or "",
         )
         for s in found

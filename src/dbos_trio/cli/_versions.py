@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from datetime import UTC, datetime
 from typing import Any
 
 import attrs
@@ -22,6 +21,7 @@ from dbos_trio._client import Client
 from dbos_trio._config import DATABASE_URL_ENV, DEFAULT_HEARTBEAT_INTERVAL, SYSTEM_DATABASE_URL_ENV
 from dbos_trio._ops import versions as ops
 from dbos_trio.cli._errors import UsageError
+from dbos_trio.cli._format import when
 from dbos_trio.errors import DBOSException
 
 CLI_RETRY_LIMIT_SECONDS = 10.0
@@ -137,12 +137,6 @@ def _client(args: argparse.Namespace) -> Client:
     )
 
 
-def _iso(epoch_ms: int | None) -> str:
-    if epoch_ms is None:
-        return ""
-    return datetime.fromtimestamp(epoch_ms / 1000, UTC).isoformat(timespec="seconds")
-
-
 def _table(headers: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
     cells = [[str(cell) for cell in row] for row in rows]
     widths = [max([len(h), *(len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
@@ -171,8 +165,8 @@ async def _version_list(args: argparse.Namespace) -> None:
                     v.version_name,
                     "*" if index == 0 and args.application_name else "",
                     v.application_name or "(unclaimed)",
-                    _iso(v.version_timestamp),
-                    _iso(v.created_at),
+                    when(v.version_timestamp),
+                    when(v.created_at),
                 )
                 for index, v in enumerate(found)
             ],

@@ -25,6 +25,7 @@ Invariants, and why:
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -380,7 +381,9 @@ async def _open_and_migrate(
     try:
         await pool.open()
     except psycopg.Error as error:
-        return SystemDatabaseUnreachable(f"cannot connect to the system database: {scrub(error)}")
+        return SystemDatabaseUnreachable(
+            f"cannot connect to the system database: {scrub(error)}{missing_database_hint(error)}"
+        )
     if direct_url is None:
         try:
             async with pool.connection() as conn:
@@ -397,6 +400,7 @@ async def _open_and_migrate(
     except psycopg.Error as error:
         return SystemDatabaseUnreachable(
             f"cannot connect to the system database directly: {scrub(error)}"
+            f"{missing_database_hint(error)}"
         )
     try:
         await _migrate_on(conn, schema, run_migrations, use_listen_notify, scrub)
@@ -406,6 +410,26 @@ async def _open_and_migrate(
         with trio.CancelScope(shield=True):
             await conn.close()
     return None
+
+
+# The server's FATAL for a database that does not exist. A failed connection carries no
+# SQLSTATE in psycopg (3D000 is only in the text), so the text is what there is to read.
+_MISSING_DATABASE = re.compile(r'database "(?P<name>(?:[^"]|"")+)" does not exist')
+
+
+def missing_database_hint(error: BaseException) -> str:
+    """`` (create it: createdb NAME ...)`` when ``error`` says the database does not exist,
+    else "": the server answered, only the database is missing, and launch creates the
+    tables but never the database itself."""
+    found = _MISSING_DATABASE.search(str(error))
+    if found is None:
+        return ""
+    name = found.group("name").replace('""', '"')
+    return (
+        f" (the server answered, but has no database {name!r}: create it with "
+        f"`createdb {name}` or CREATE DATABASE on that server; the first launch then "
+        "creates the tables, or `dbos-trio migrate -s <url>` does)"
+    )
 
 
 def _migration_failed(

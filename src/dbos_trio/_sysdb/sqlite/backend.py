@@ -26,7 +26,7 @@ from typing import ClassVar
 import trio
 
 from dbos_trio._core.admission import claim_budget
-from dbos_trio._sysdb.errors import Contention
+from dbos_trio._sysdb.errors import Contention, SystemDatabaseUnreachable
 from dbos_trio._sysdb.protocol import BackgroundTask, QueueContention
 from dbos_trio._sysdb.records import ClaimedWorkflow, ClaimRequest
 from dbos_trio._sysdb.retry import RetryPolicy
@@ -45,6 +45,7 @@ from dbos_trio._sysdb.sqlite.connection import (
     Connection,
     database_path,
     file_exists,
+    path_hint,
 )
 from dbos_trio._sysdb.sqlite.listing import SQLITE_LISTING
 from dbos_trio._sysdb.sqlite.peers import Peers
@@ -60,7 +61,6 @@ from dbos_trio._sysdb.statements import (
     merged,
 )
 from dbos_trio._sysdb.wakeups import WakeupRegistry
-from dbos_trio.errors import DBOSInitializationError
 
 POLLING_RECHECK_SECONDS = 1.0
 """How often a waiter re-checks the database: the only way to see other processes' writes."""
@@ -113,10 +113,12 @@ class SQLiteSystemDatabase(SQLSystemDatabase):
         """Open (creating it if allowed) and migrate, or only verify, the database file."""
         path = database_path(url)
         if not run_migrations and not file_exists(path):
-            raise DBOSInitializationError(
+            # The same kind as a PostgreSQL database that does not exist (the CLI's exit 4).
+            raise SystemDatabaseUnreachable(
                 f"the SQLite system database {path!r} does not exist, and this process only "
                 "opens an existing one: create it with `dbos-trio migrate -s <url>`, or by "
                 "launching a DBOS once with Config(run_migrations=True), the default"
+                f"{path_hint(path)}"
             )
         connection = await Connection.open(path, retry=BUSY_RETRY if retry is None else retry)
         try:

@@ -34,7 +34,7 @@ from typing import Literal, TypeAlias, TypeVar
 
 import trio
 
-from dbos_trio._sysdb.errors import DatabaseClosed
+from dbos_trio._sysdb.errors import DatabaseClosed, SystemDatabaseUnreachable
 from dbos_trio._sysdb.retry import CONTENTION_BACKOFF, Attempts, Retrier, RetryPolicy
 from dbos_trio._sysdb.sqlite.errors import DRIVER_ERRORS, map_error
 from dbos_trio.errors import DBOSInitializationError
@@ -74,6 +74,24 @@ def database_path(url: str) -> str:
     return path
 
 
+def path_hint(path: str) -> str:
+    """What to check when the file ``path`` names cannot be opened or does not exist, as
+    `` (...)`` to append to a message, or "". ``sqlite:///tmp/x`` (three slashes) is the relative
+    path ``tmp/x``; an absolute one takes four, a common slip the URL alone cannot tell
+    apart from intent, so it is only suggested when the absolute reading would work."""
+    if path == MEMORY or os.path.isabs(path):
+        return ""
+    directory = os.path.dirname(path) or "."
+    absolute = "/" + path
+    if not os.path.isdir(directory):
+        hint = f"its directory {directory!r} does not exist in {os.getcwd()!r}"
+    else:
+        hint = f"{path!r} is relative to the working directory {os.getcwd()!r}"
+    if os.path.isdir(os.path.dirname(absolute)):
+        hint += f"; for the absolute path {absolute!r} write four slashes: sqlite:///{absolute}"
+    return f" ({hint})"
+
+
 class Connection:
     """The backend's one connection: reads and writes, one transaction per operation."""
 
@@ -89,8 +107,9 @@ class Connection:
         try:
             raw = sqlite3.connect(path, timeout=0, isolation_level=None, cached_statements=256)
         except sqlite3.Error as error:
-            raise DBOSInitializationError(
-                f"cannot open the SQLite system database {path!r}: {error}"
+            # Unreachable, as a PostgreSQL server that refuses is: nothing to talk to there.
+            raise SystemDatabaseUnreachable(
+                f"cannot open the SQLite system database {path!r}: {error}{path_hint(path)}"
             ) from None
         connection = cls(raw, path, Retrier(retry))
         try:
