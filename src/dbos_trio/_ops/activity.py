@@ -271,6 +271,9 @@ def _overdue(row: ScheduleRow, now: datetime) -> list[Finding]:
     if due is None:
         return []
     late = (now - due).total_seconds()
+    upcoming = activity.next_fire(row.schedule, row.cron_timezone, now)
+    # The rows cannot tell a schedule resumed since its missed ticks (they are skipped
+    # unless it backfills) from one nobody fires: the detail says both, with the next tick.
     return [
         Finding(
             kind="schedule-stopped",
@@ -278,7 +281,9 @@ def _overdue(row: ScheduleRow, now: datetime) -> list[Finding]:
             count=1,
             detail=(
                 f"ACTIVE but not fired since {fired.isoformat()}; its next tick "
-                f"{due.isoformat()} passed {_seconds(late * 1000)} ago"
+                f"{due.isoformat()} passed {_seconds(late * 1000)} ago with no run (if it "
+                "was paused until lately, ticks while paused are skipped: it fires next at "
+                f"{upcoming.isoformat() if upcoming else 'an unknown time'})"
             ),
             fix=(
                 "run an executor of the schedule's application"
