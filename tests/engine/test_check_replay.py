@@ -217,3 +217,69 @@ async def test_a_launched_application_is_refused(
     async with dbos.launched():
         with pytest.raises(Exception, match="not launched"):
             await check_upgrade(dbos, histories=[])
+
+
+def build_fan(make_dbos: Callable[..., DBOS], generation: str) -> tuple[DBOS, Counter[str], Any]:
+    dbos = make_dbos()
+    ran: Counter[str] = Counter()
+
+    @dbos.step(name="price")
+    async def price(shop: str) -> int:
+        ran["price"] += 1
+        return len(shop)
+
+    @dbos.workflow(name="child")
+    async def child(x: int) -> int:
+        ran["child"] += 1
+        return x * 2
+
+    @dbos.workflow(name="fan")
+    async def fan(shops: list[str], nap: float) -> list[Any]:
+        prices = await dbos.gather(*(price(shop) for shop in shops))
+        doubled = await child(sum(prices))
+        found: list[int] = []
+
+        async def look(shop: str) -> None:
+            found.append(await price(shop + "!"))
+
+        async with dbos.open_nursery() as nursery:
+            for shop in shops:
+                nursery.start_soon(look, shop)
+        if generation == "reordered":
+            await dbos.sleep(nap)  # new-call: fan
+            await dbos.set_event("napping", True)
+        else:
+            await dbos.set_event("napping", True)
+            await dbos.sleep(nap)
+        return [prices, doubled, sorted(found)]
+
+    return dbos, ran, fan
+
+
+async def test_fan_out_children_and_a_pending_sleep_replay_and_a_change_after_them_is_named(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    dbos, _, fan = build_fan(make_dbos, "v1")
+    async with dbos.launched():
+        with SetWorkflowID("fanned"):
+            assert await fan(["ab", "cde"], 0.0) == [[2, 3], 10, [3, 4]]
+        with SetWorkflowID("napping"):
+            await dbos.start_workflow(fan, ["ab", "cde"], 86400.0)
+        assert await dbos.get_event("napping", "napping", timeout_seconds=HANG_GUARD)
+    same, ran, _ = build_fan(make_dbos, "v1")
+    report = await check_upgrade(same, dbos_url, finished=10)
+    results = report.by_id()
+    assert results["fanned"].verdict == "compatible", report.summary()
+    # Mid-sleep: the recorded day of sleep passes on virtual time, then the body returns.
+    assert results["napping"].verdict == "compatible", report.summary()
+    # Workflow bodies replay (the two children's own included); no step body runs.
+    assert ran == Counter({"child": 2})
+    assert set(results) == {"fanned", "napping", "fanned-3", "napping-3"}  # children too
+    changed, ran, _ = build_fan(make_dbos, "reordered")
+    report = await check_upgrade(changed, dbos_url, finished=10)
+    napping = report.by_id()["napping"]
+    assert napping.verdict == "diverged" and napping.fails
+    assert napping.recorded is not None and napping.recorded.kind == "set_event"
+    assert napping.new is not None and napping.new.kind == "sleep"
+    assert napping.new.where == line_of("new-call: fan")
+    assert ran["price"] == 0

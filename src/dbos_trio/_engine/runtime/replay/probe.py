@@ -87,11 +87,14 @@ class Probe:
         raise ReplayStop()
 
     def first_unreplayed(self) -> DurableCall | None:
-        """The first recorded call the new code did not make (after it returned)."""
+        """The first recorded call past the last one the new code replayed (after it
+        returned): a call the new code no longer makes. Records before it that the engine
+        passed over are not counted (a patch marker consumed by a peek, a child's start
+        whose result was recorded)."""
+        last = max(self.replayed, default=0)
         for function_id in sorted(self.steps):
             step = self.steps[function_id]
-            # A patch marker is consumed by a peek (the patch choosing its branch).
-            if function_id not in self.replayed and kind_of(step.function_name) != "patch":
+            if function_id > last and kind_of(step.function_name) != "patch":
                 return recorded_call(step)
         return None
 

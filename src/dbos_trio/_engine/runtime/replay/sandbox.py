@@ -63,6 +63,9 @@ class SandboxDatabase:
         self.outcome = Outcome(status=status, output=output, error=error, serialization=None)
         return True
 
+    async def check_owner(self, workflow_id: str, owner_xid: str) -> None:
+        return None  # the replay owns its workflow (a fence after a replayed sleep)
+
     async def record_step(
         self, owner_xid: str, step: RecordedStep, *, workflow_id: str, application_name: str | None
     ) -> None:
