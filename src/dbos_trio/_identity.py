@@ -72,5 +72,6 @@ def resolve_identity(config: Config, workflows: Iterable[RegisteredWorkflow]) ->
         app_name=config.app_name,
         app_version=app_version,
         executor_id=executor_id,
-        application_id=_from_environment(APP_ID_ENV),
+        # "" when unset, as dbos 3.4 stores in the rows its executors write.
+        application_id=_from_environment(APP_ID_ENV) or "",
     )

@@ -69,7 +69,7 @@ class OtelTracing:
         self._tracer = trace.get_tracer(TRACER_NAME, tracer_provider=provider)
         self._index = ATTRIBUTE_FORMATS.index(attribute_format)
         self._identity = {
-            "application_id": identity.application_id,
+            "application_id": identity.application_id or None,  # unset ("") is left out
             "application_version": identity.app_version,
             "executor_id": identity.executor_id,
         }
