@@ -63,7 +63,12 @@ from dbos_trio._dbos import Datasource
 from dbos_trio._datasource import TransactionConnection
 
 # Payload formats.
-from dbos_trio._serialization import PickleSerializer, PortableJSONSerializer, Serializer
+from dbos_trio._serialization import (
+    PickleSerializer,
+    PortableJSONSerializer,
+    Serializer,
+    from_portable,
+)
 
 # Logs.
 from dbos_trio._engine.observability.logs import (
@@ -105,12 +110,14 @@ from dbos_trio.errors import (
     DBOSTimeoutError,
     DBOSUnexpectedStepError,
     DBOSUnorderedTaskError,
+    DBOSValueTooLargeError,
     DBOSWorkflowAbortedError,
     DBOSWorkflowCancelledError,
     DBOSWorkflowConflictIDError,
     DBOSWorkflowFunctionNotFoundError,
     DBOSWorkflowIDInUseError,
     InvalidValueError,
+    PortableValueError,
     PortableWorkflowError,
     SystemDatabaseError,
     SystemDatabaseUnreachable,
@@ -163,7 +170,9 @@ __all__ = [  # noqa: RUF022 — grouped by concern, as the imports above
     # payload formats
     "PickleSerializer",
     "PortableJSONSerializer",
+    "PortableValueError",
     "Serializer",
+    "from_portable",
     # logs
     "DBOSContextFilter",
     "JSONFormatter",
@@ -199,6 +208,7 @@ __all__ = [  # noqa: RUF022 — grouped by concern, as the imports above
     "DBOSTimeoutError",
     "DBOSUnexpectedStepError",
     "DBOSUnorderedTaskError",
+    "DBOSValueTooLargeError",
     "DBOSWorkflowAbortedError",
     "DBOSWorkflowCancelledError",
     "DBOSWorkflowConflictIDError",

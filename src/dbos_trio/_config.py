@@ -20,7 +20,7 @@ import attrs
 from dbos_trio._core import validate
 from dbos_trio._core.retention import RetentionPolicy
 from dbos_trio._redact import redact_url as redact_url  # re-exported: the name's old home
-from dbos_trio._serialization import PickleSerializer, Serializer
+from dbos_trio._serialization import DEFAULT_MAX_VALUE_BYTES, PickleSerializer, Serializer
 from dbos_trio.errors import DBOSConfigError, DBOSException
 
 APP_NAME_PATTERN = re.compile(r"[a-z0-9_-]{3,256}")  # matched whole (fullmatch)
@@ -88,6 +88,21 @@ def require_schema(value: Any, where: str) -> None:
 def require_positive_int(value: Any, where: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise _fail(where, f"{value!r} must be a positive integer")
+
+
+# The smallest Config.max_value_bytes: an error over the limit is stored shortened to a
+# couple of kilobytes, which must still fit.
+MIN_MAX_VALUE_BYTES = 8 * 1024
+
+
+def require_value_limit(value: Any, where: str) -> None:
+    """None (no limit), or a number of bytes of at least :data:`MIN_MAX_VALUE_BYTES`."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < MIN_MAX_VALUE_BYTES:
+        raise _fail(
+            where, f"{value!r} must be None or a number of bytes of at least {MIN_MAX_VALUE_BYTES}"
+        )
 
 
 def require_positive_seconds(value: Any, where: str) -> None:
@@ -207,6 +222,7 @@ class Config:
       (behind PgBouncer in transaction mode).
     - ``prepared_statements`` [True]: server-side prepared statements.
     - ``allow_pickle`` [True]: read ``py_pickle`` payloads (which run their writer's code).
+    - ``max_value_bytes`` [16 MiB]: the largest serialized value stored (None: no limit).
     - ``database_retry_limit`` [None]: seconds a call retries a transient database
       failure before it raises (None: until the database is back).
     - ``scheduler_polling_interval_sec`` [30.0]: how often schedules are re-read.
@@ -306,6 +322,16 @@ class Config:
     code in an executor that reads pickles. False is portable-only mode: pickled payloads
     are refused with :class:`~dbos_trio.DBOSPayloadError` (and the serializer must then not
     write them either: use :class:`~dbos_trio.PortableJSONSerializer`)."""
+    max_value_bytes: int | None = attrs.field(
+        default=DEFAULT_MAX_VALUE_BYTES, validator=_field_check(require_value_limit)
+    )
+    """The largest value this process stores, in bytes once serialized (16 MiB by default;
+    None: no limit; at least 8 KiB): workflow inputs and outputs, step outputs, messages,
+    events and stream values. A larger one raises :class:`~dbos_trio.DBOSValueTooLargeError`
+    naming the value, its size and this limit, before anything is written (a workflow whose
+    output is too large ends in ERROR with that error); an error over it is stored
+    shortened. Every recovery and listing reads these rows: keep large data elsewhere and
+    pass a reference (docs/input-and-trust.md)."""
     database_retry_limit: float | None = attrs.field(
         default=None, validator=_field_check(require_optional_seconds)
     )

@@ -9,26 +9,43 @@ are readable whenever their format is one we know:
   workflow inputs are the dict ``{"args": tuple, "kwargs": dict}``.
 * ``portable_json`` — compact JSON every SDK reads: datetimes as RFC 3339 UTC with
   milliseconds and ``Z``, dates as ISO dates, ``Decimal`` as a fixed-point string, sets and
-  tuples as arrays, string-keyed maps only; inputs as ``{"positionalArgs": [...],
+  tuples as arrays, string-keyed maps only, dataclasses, attrs classes and pydantic models
+  as objects (the whole table, and how values come back typed: :mod:`dbos_trio._core.
+  portable_types`); inputs as ``{"positionalArgs": [...],
   "namedArgs": {...}}`` (``namedArgs`` omitted when empty, the minimal form the other SDKs
   write); errors as ``{"name", "message", "code", "data"}``, read back as
   :class:`PortableWorkflowError`.
 * a custom :class:`Serializer`'s own name, readable only while that serializer is configured.
+
+Every value the codec encodes for a write is measured first: one over the configured
+limit (``Config.max_value_bytes``) is refused before anything is written, so no row that
+every recovery and listing must then read can grow without bound.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import logging
 import pickle
 import traceback
-from collections.abc import Mapping
-from datetime import UTC, date, datetime
-from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
 
 from dbos_trio._core.pickled import TRACEBACK_ATTRIBUTE
-from dbos_trio.errors import DBOSPayloadError, PortableWorkflowError
+from dbos_trio._core.portable_types import UNTYPED
+from dbos_trio._core.portable_types import from_portable as from_portable
+from dbos_trio._core.portable_types import to_portable as to_portable
+from dbos_trio.errors import DBOSPayloadError, DBOSValueTooLargeError, PortableWorkflowError
+from dbos_trio.errors import PortableValueError as PortableValueError
+
+logger = logging.getLogger("dbos_trio.serialization")
+
+# The default of Config.max_value_bytes: far above any value a workflow should carry in a
+# row, yet small enough that a recovery or a listing reading many rows stays bounded.
+DEFAULT_MAX_VALUE_BYTES = 16 * 1024 * 1024
+MAX_VALUE_SETTING = "Config.max_value_bytes"
+# The characters of an error's message kept when the error itself is over the limit.
+SHORTENED_ERROR_CHARS = 2_000
 
 PICKLE = "py_pickle"
 PORTABLE_JSON = "portable_json"
@@ -69,35 +86,6 @@ class PickleSerializer:
         return PICKLE
 
 
-def _rfc3339_utc(moment: datetime) -> str:
-    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def to_portable(value: Any) -> Any:
-    """``value`` as plain JSON data, or ``TypeError`` naming what cannot be represented."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, datetime):
-        return _rfc3339_utc(value)
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return format(value, "f")
-    if isinstance(value, list | tuple | set | frozenset):
-        return [to_portable(item) for item in value]
-    if isinstance(value, Mapping):
-        portable: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError(
-                    f"portable JSON maps need string keys, not {type(key).__name__} ({key!r})"
-                )
-            portable[key] = to_portable(item)
-        return portable
-    raise TypeError(f"a {type(value).__name__} cannot be stored as portable JSON")
-
-
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON: portable JSON has no NaN or Infinity")
 
@@ -107,22 +95,9 @@ class PortableJSONSerializer:
     it — NaN and infinities are refused both ways (``ValueError``)."""
 
     def serialize(self, value: Any) -> str:
-        """Compact JSON of ``value``; a value JSON cannot carry raises ``ValueError``."""
-        portable = to_portable(value)
-        try:
-            text = json.dumps(portable, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        except ValueError:
-            raise ValueError(
-                "portable JSON cannot store NaN or infinity (they are not JSON)"
-            ) from None
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            # A lone surrogate in a string has no UTF-8 form, so the database cannot store
-            # it as it is; JSON's \uXXXX escape keeps it, in ASCII, and every JSON parser
-            # reads it back as the same string.
-            text = json.dumps(portable, separators=(",", ":"), ensure_ascii=True)
-        return text
+        """Compact JSON of ``value``; a value JSON cannot carry raises ``ValueError``, a
+        type it has no form for :class:`PortableValueError` (a ``TypeError``) naming where."""
+        return json_text(to_portable(value))
 
     def deserialize(self, text: str) -> Any:
         """Parse JSON (NaN and infinities refused with ``ValueError``); runs no code."""
@@ -131,6 +106,27 @@ class PortableJSONSerializer:
     def name(self) -> str:
         """``"portable_json"``, the format every DBOS SDK reads."""
         return PORTABLE_JSON
+
+
+def json_text(portable: Any) -> str:
+    """Compact JSON of plain JSON data (:func:`to_portable`'s result)."""
+    try:
+        text = json.dumps(portable, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        raise ValueError("portable JSON cannot store NaN or infinity (they are not JSON)") from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate in a string has no UTF-8 form, so the database cannot store
+        # it as it is; JSON's \uXXXX escape keeps it, in ASCII, and every JSON parser
+        # reads it back as the same string.
+        text = json.dumps(portable, separators=(",", ":"), ensure_ascii=True)
+    return text
+
+
+def stored_size(text: str) -> int:
+    """The bytes ``text`` takes in the database (UTF-8)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 _PICKLE = PickleSerializer()
@@ -143,12 +139,25 @@ class Codec:
     Reading is a trust boundary: a ``py_pickle`` payload runs code of whoever could write
     the system database. ``allow_pickle=False`` refuses to read one (portable-only mode).
     A payload that cannot be read raises :class:`DBOSPayloadError` naming what it was.
+
+    Writing is bounded: every encoded value is measured before it is returned for a write,
+    and one over ``max_value_bytes`` raises :class:`DBOSValueTooLargeError` naming ``what``
+    (an error over the limit is shortened instead, so its workflow still reaches ERROR).
     """
 
-    def __init__(self, configured: Serializer, *, allow_pickle: bool = True) -> None:
+    def __init__(
+        self,
+        configured: Serializer,
+        *,
+        allow_pickle: bool = True,
+        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
+        setting: str = MAX_VALUE_SETTING,
+    ) -> None:
         self.configured = configured
         self.default_format = configured.name()
         self.allow_pickle = allow_pickle
+        self.max_value_bytes = max_value_bytes
+        self.setting = setting  # named by the size error: what the user raises
 
     def _serializer_for(self, fmt: str | None) -> Serializer:
         if fmt is None or fmt == self.configured.name():
@@ -172,30 +181,67 @@ class Codec:
             )
         return serializer
 
+    def over_limit(self, text: str) -> int | None:
+        """The stored size of ``text`` if it is over ``max_value_bytes``, else None."""
+        limit = self.max_value_bytes
+        if limit is None or len(text) * 4 <= limit:  # UTF-8 takes at most 4 bytes a char
+            return None
+        size = stored_size(text)
+        return size if size > limit else None
+
+    def sized(self, text: str, what: str) -> str:
+        """``text``, or :class:`DBOSValueTooLargeError` naming ``what`` if over the limit."""
+        size = self.over_limit(text)
+        if size is not None:
+            assert self.max_value_bytes is not None
+            raise DBOSValueTooLargeError(what, size, self.max_value_bytes, self.setting)
+        return text
+
     def format_for(self, portable: bool | None) -> str:
         """The format a new workflow writes: portable JSON if asked, else the configured one."""
         return PORTABLE_JSON if portable else self.default_format
 
-    def encode(self, value: Any, fmt: str | None = None) -> str:
-        return self._serializer_for(fmt).serialize(value)
+    def encode(self, value: Any, fmt: str | None = None, what: str = "a value") -> str:
+        """``value`` in format ``fmt`` (the serializer's error if it has no form there),
+        within the size limit (:class:`DBOSValueTooLargeError` naming ``what``)."""
+        return self.sized(self._serializer_for(fmt).serialize(value), what)
 
-    def decode(self, text: str | None, fmt: str | None, what: str = "a payload") -> Any:
-        """The value of ``text``; :class:`DBOSPayloadError` naming ``what`` if unreadable."""
+    def decode(
+        self, text: str | None, fmt: str | None, what: str = "a payload", hint: Any = UNTYPED
+    ) -> Any:
+        """The value of ``text``; :class:`DBOSPayloadError` naming ``what`` if unreadable.
+        With ``hint`` (a type), portable JSON is read back as that type
+        (:func:`from_portable`); other formats carry their own types."""
         if text is None:
             return None
         serializer = self._reader_for(fmt, what)
         try:
-            return serializer.deserialize(text)
+            value = serializer.deserialize(text)
+            if hint is not UNTYPED and serializer.name() == PORTABLE_JSON:
+                value = from_portable(hint, value)
+            return value
         except Exception as unreadable:
             raise DBOSPayloadError(what, fmt, unreadable) from unreadable
 
-    def encode_inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any], fmt: str) -> str:
+    def encode_inputs(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        fmt: str,
+        what: str = "the workflow inputs",
+    ) -> str:
+        """The inputs envelope of ``fmt``, within the size limit."""
         if fmt == PORTABLE_JSON:
-            envelope: dict[str, Any] = {"positionalArgs": list(args)}
+            envelope: dict[str, Any] = {
+                "positionalArgs": [to_portable(arg, f"args[{i}]") for i, arg in enumerate(args)]
+            }
             if kwargs:
-                envelope["namedArgs"] = kwargs
-            return _PORTABLE.serialize(envelope)
-        return self._serializer_for(fmt).serialize({"args": tuple(args), "kwargs": dict(kwargs)})
+                envelope["namedArgs"] = {
+                    key: to_portable(value, key) for key, value in kwargs.items()
+                }
+            return self.sized(json_text(envelope), what)
+        text = self._serializer_for(fmt).serialize({"args": tuple(args), "kwargs": dict(kwargs)})
+        return self.sized(text, what)
 
     def decode_inputs(
         self, text: str | None, fmt: str | None, what: str = "workflow inputs"
@@ -216,7 +262,34 @@ class Codec:
         except Exception as unreadable:
             raise DBOSPayloadError(what, fmt, unreadable) from unreadable
 
-    def encode_error(self, error: BaseException, fmt: str) -> str:
+    def encode_error(self, error: BaseException, fmt: str, what: str = "an error") -> str:
+        """``error`` in ``fmt``; an error over the size limit is stored shortened (its type
+        and the start of its message), so that the row it ends can still be written."""
+        text = self._encode_error(error, fmt)
+        size = self.over_limit(text)
+        if size is None:
+            return text
+        logger.warning(
+            "%s is %d bytes once serialized, over %s (%s bytes): stored shortened",
+            what,
+            size,
+            self.setting,
+            self.max_value_bytes,
+        )
+        message = (
+            f"{str(error)[:SHORTENED_ERROR_CHARS]}... [shortened: the error was {size:,} bytes "
+            f"once serialized, over {self.setting} ({self.max_value_bytes:,} bytes)]"
+        )
+        if fmt == PORTABLE_JSON:
+            envelope = portable_error_envelope(error)
+            stand_in: BaseException = PortableWorkflowError(
+                message, envelope["name"], envelope.get("code")
+            )
+        else:
+            stand_in = Exception(f"{type(error).__name__}: {message}")
+        return self._encode_error(stand_in, fmt)
+
+    def _encode_error(self, error: BaseException, fmt: str) -> str:
         if fmt == PORTABLE_JSON:
             return _PORTABLE.serialize(portable_error_envelope(error))
         if fmt == PICKLE:
@@ -268,7 +341,7 @@ def portable_error_envelope(error: BaseException) -> dict[str, Any]:
         if hasattr(error, attribute) and not callable(getattr(error, attribute)):
             try:
                 envelope["data"] = to_portable(getattr(error, attribute))
-            except TypeError:
+            except TypeError:  # PortableValueError: the data has no JSON form
                 envelope["data"] = str(getattr(error, attribute))
             break
     return envelope

@@ -114,6 +114,7 @@ __all__ = [
     "DBOSTimeoutError",
     "DBOSUnexpectedStepError",
     "DBOSUnorderedTaskError",
+    "DBOSValueTooLargeError",
     "DBOSWorkflowAbortedError",
     "DBOSWorkflowCancelledError",
     "DBOSWorkflowConflictIDError",
@@ -121,6 +122,7 @@ __all__ = [
     "DBOSWorkflowIDInUseError",
     "DatabaseClosed",
     "InvalidValueError",
+    "PortableValueError",
     "PortableWorkflowError",
     "SystemDatabaseError",
     "SystemDatabaseUnreachable",
@@ -139,6 +141,37 @@ class DBOSArgumentTypeError(DBOSInvalidArgumentError, TypeError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
+
+
+class PortableValueError(DBOSArgumentTypeError):
+    """A value (or the part of it at ``path``, as ``args[0].lines[2].price``) that portable
+    JSON cannot store, or stored JSON that cannot be read back as the type its reader
+    states. Raised before anything is written. A ``TypeError`` and a ``ValueError``, as
+    the errors dbos 3.4's portable serializer raises for such a value."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{problem} (at {path})" if path else problem)
+
+
+class DBOSValueTooLargeError(DBOSInvalidArgumentError):
+    """A value to be stored (workflow inputs or output, a step's output, a message, an
+    event, a stream value) is larger, once serialized, than ``Config.max_value_bytes``.
+    Raised before anything is written; the message names the value, its size and the limit.
+    A ``ValueError`` (through :class:`DBOSInvalidArgumentError`), as a bad value is in
+    dbos 3.4."""
+
+    def __init__(self, what: str, size: int, limit: int, setting: str) -> None:
+        self.what = what
+        self.size = size
+        self.limit = limit
+        self.setting = setting
+        super().__init__(
+            f"{what} is {size:,} bytes once serialized, over the limit of {limit:,} bytes "
+            f"({setting}): store the value elsewhere (a file, an object store) and pass a "
+            f"reference, or raise {setting}"
+        )
 
 
 class DBOSConfigError(DBOSInitializationError):

@@ -70,6 +70,7 @@ class Client(
     restarting server) until the database is back, unless ``database_retry_limit`` bounds
     it; ``direct_database_url``, ``prepared_statements``, ``allow_pickle`` (False: refuse
     to read ``py_pickle`` payloads, which run code of whoever wrote them),
+    ``max_value_bytes`` (the largest value an enqueue or send stores),
     ``statement_timeout`` and ``idle_in_transaction_session_timeout`` are as in
     :class:`~dbos_trio.Config`.
 

@@ -18,13 +18,14 @@ from dbos_trio._config import (
     require_positive_int,
     require_positive_seconds,
     require_schema,
+    require_value_limit,
 )
 from dbos_trio._core.ending import collapse
 from dbos_trio._engine.state import Runtime
 from dbos_trio._engine.workflows.handle import StoredWorkflowHandle
 from dbos_trio._ops.reach import unrecorded
 from dbos_trio._redact import Scrubber, redact_url
-from dbos_trio._serialization import Codec, PickleSerializer, Serializer
+from dbos_trio._serialization import DEFAULT_MAX_VALUE_BYTES, Codec, PickleSerializer, Serializer
 from dbos_trio._sysdb.open import BackendOptions, open_system_database
 from dbos_trio._sysdb.retry import EXECUTOR_POLICY
 from dbos_trio.errors import DBOSConfigError, DBOSException, DBOSInitializationError
@@ -88,6 +89,7 @@ class ClientBase:
         prepared_statements: bool = True,
         allow_pickle: bool = True,
         statement_timeout: float | None = 30.0,
+        max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
         idle_in_transaction_session_timeout: float | None = 60.0,
     ) -> None:
         # The same rules as Config's, before anything connects.
@@ -106,6 +108,8 @@ class ClientBase:
         require_database_url(direct_database_url, "Client direct_database_url")
         require_bool(prepared_statements, "Client prepared_statements")
         require_bool(allow_pickle, "Client allow_pickle")
+        require_value_limit(max_value_bytes, "Client max_value_bytes")
+        self._max_value_bytes = max_value_bytes
         require_optional_seconds(statement_timeout, "Client statement_timeout")
         require_optional_seconds(
             idle_in_transaction_session_timeout, "Client idle_in_transaction_session_timeout"
@@ -181,7 +185,12 @@ class ClientBase:
                 await nursery.start(task)
             self._runtime = Runtime(
                 sysdb=sysdb,
-                codec=Codec(self._serializer, allow_pickle=self._allow_pickle),
+                codec=Codec(
+                    self._serializer,
+                    allow_pickle=self._allow_pickle,
+                    max_value_bytes=self._max_value_bytes,
+                    setting="Client max_value_bytes",
+                ),
                 clock=Clock(),
                 app_name=self._app_name,
                 outcome_poll_interval=self._outcome_poll_interval,

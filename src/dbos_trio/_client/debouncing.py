@@ -32,7 +32,7 @@ from dbos_trio._engine.state import Runtime
 from dbos_trio._engine.workflows.rows import Placement, Writer, new_row
 from dbos_trio._engine.workflows.start import check_same_workflow
 from dbos_trio._sysdb.records import Bounce, BounceResult
-from dbos_trio.errors import DBOSException
+from dbos_trio.errors import DBOSException, DBOSValueTooLargeError
 
 
 class ClientDebouncer:
@@ -63,7 +63,11 @@ class ClientDebouncer:
         application = options.application_name or runtime.app_name
         fmt = payload_format(runtime.codec, options.serialization)
         try:
-            inputs = runtime.codec.encode_inputs(tuple(args), dict(kwargs), fmt)
+            inputs = runtime.codec.encode_inputs(
+                tuple(args), dict(kwargs), fmt, f"the inputs of workflow {options.workflow_name}"
+            )
+        except DBOSValueTooLargeError:
+            raise  # names the value, its size and the limit already
         except Exception as error:
             raise DBOSException(
                 f"cannot serialize the arguments of workflow {options.workflow_name} as "

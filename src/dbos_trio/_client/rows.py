@@ -19,7 +19,7 @@ from dbos_trio._engine.observability.hooks import ambient_carrier_attributes
 from dbos_trio._engine.state import Runtime
 from dbos_trio._engine.workflows.rows import Writer, new_row, placement_for
 from dbos_trio._sysdb.records import NewWorkflow
-from dbos_trio.errors import DBOSException
+from dbos_trio.errors import DBOSException, DBOSValueTooLargeError
 
 
 def enqueued_row(
@@ -30,7 +30,11 @@ def enqueued_row(
     codec = runtime.codec
     fmt = payload_format(codec, options.serialization)
     try:
-        inputs = codec.encode_inputs(tuple(args), dict(kwargs), fmt)
+        inputs = codec.encode_inputs(
+            tuple(args), dict(kwargs), fmt, f"the inputs of workflow {options.workflow_name}"
+        )
+    except DBOSValueTooLargeError:
+        raise  # names the value, its size and the limit already
     except Exception as error:
         raise DBOSException(
             f"cannot serialize the arguments of workflow {options.workflow_name} as {fmt}: {error}"

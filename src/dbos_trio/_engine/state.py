@@ -158,7 +158,11 @@ class Executor(Runtime):
     ) -> None:
         super().__init__(
             sysdb=sysdb,
-            codec=Codec(config.serializer, allow_pickle=config.allow_pickle),
+            codec=Codec(
+                config.serializer,
+                allow_pickle=config.allow_pickle,
+                max_value_bytes=config.max_value_bytes,
+            ),
             clock=clock,
             app_name=identity.app_name,
             outcome_poll_interval=config.outcome_poll_interval,

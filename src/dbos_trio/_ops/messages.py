@@ -45,7 +45,7 @@ from dbos_trio._engine.state import Executor, Runtime
 from dbos_trio._ops.reach import Reach
 from dbos_trio._sysdb.records import OutgoingMessage
 from dbos_trio._sysdb.wakeups import stream_key
-from dbos_trio.errors import DBOSException
+from dbos_trio.errors import DBOSException, DBOSValueTooLargeError
 
 __all__ = [
     "SEND",
@@ -82,9 +82,11 @@ def _format(runtime: Runtime, serialization: SerializationChoice | None) -> str:
     return bulk.chosen_format(runtime, serialization, runtime.codec.default_format)
 
 
-def _encode(runtime: Runtime, value: Any, fmt: str) -> str:
+def _encode(runtime: Runtime, value: Any, fmt: str, destination_id: str = "") -> str:
     try:
-        return runtime.codec.encode(value, fmt)
+        return runtime.codec.encode(value, fmt, f"the message to workflow {destination_id}")
+    except DBOSValueTooLargeError:
+        raise  # names the value, its size and the limit already
     except Exception as error:
         raise DBOSException(f"cannot serialize the message as {fmt}: {error}") from error
 
@@ -99,7 +101,7 @@ async def outgoing(
     its destination and, with ``forks``, to every fork of it found now."""
     rows: list[OutgoingMessage] = []
     for message in batch:
-        encoded = _encode(runtime, message.message, fmt)
+        encoded = _encode(runtime, message.message, fmt, message.destination_id)
         targets = [message.destination_id]
         if forks is not None:
             targets += await forks(message.destination_id)
@@ -131,7 +133,7 @@ async def _send_unrecorded(
         await send_message(
             runtime,
             one.destination_id,
-            _encode(runtime, one.message, fmt),
+            _encode(runtime, one.message, fmt, one.destination_id),
             fmt,
             one.topic,
             one.idempotency_key,

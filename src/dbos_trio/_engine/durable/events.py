@@ -58,7 +58,7 @@ def set_event(key: str, value: Any, fmt: str | None = None) -> Coroutine[Any, An
     async def publish() -> None:
         executor = ctx.executor
         fmt = chosen or ctx.serialization
-        encoded = encode_payload(executor, value, fmt, "event value")
+        encoded = encode_payload(executor, value, fmt, f"value of event {key!r}")
         await executor.sysdb.set_event(caller(), key, encoded, fmt, executor.clock.now_ms())
 
     return checkpoint.checkpointed(slot, publish, records_itself=True, record_errors=False)

@@ -31,7 +31,7 @@ from dbos_trio._engine.workflows import checkpoint
 from dbos_trio._engine.workflows.checkpoint import Slot, decode_payload, record_payload
 from dbos_trio._sysdb.records import NULL_TOPIC, Caller
 from dbos_trio._sysdb.wakeups import message_key
-from dbos_trio.errors import DBOSException, DBOSNonExistentWorkflowError
+from dbos_trio.errors import DBOSException, DBOSNonExistentWorkflowError, DBOSValueTooLargeError
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Executor, Runtime
@@ -43,9 +43,17 @@ RECV = "DBOS.recv"
 def encode_payload(executor: Executor, value: Any, fmt: str, what: str) -> str:
     """``value`` in format ``fmt``, or a :class:`DBOSException` naming ``what`` it was."""
     try:
-        return executor.codec.encode(value, fmt)
+        return executor.codec.encode(value, fmt, f"the {what}")
+    except DBOSValueTooLargeError:
+        raise  # names the value, its size and the limit already
     except Exception as error:
         raise DBOSException(f"cannot serialize the {what} as {fmt}: {error}") from error
+
+
+def message_label(destination_id: str, topic: str | None) -> str:
+    """How a size or encoding error names a message."""
+    on = "" if topic is None else f" on topic {topic!r}"
+    return f"message to workflow {destination_id}{on}"
 
 
 def send(
@@ -83,7 +91,7 @@ async def _send(
         await send_message(
             executor,
             destination_id,
-            encode_payload(executor, message, fmt, "message"),
+            encode_payload(executor, message, fmt, message_label(destination_id, topic)),
             fmt,
             topic,
             idempotency_key,

@@ -48,7 +48,11 @@ def _append(
     async def append() -> None:
         executor = ctx.executor
         fmt = PORTABLE_JSON if closing else chosen or ctx.serialization
-        encoded = CLOSED_MARKER if closing else encode_payload(executor, value, fmt, "stream value")
+        encoded = (
+            CLOSED_MARKER
+            if closing
+            else encode_payload(executor, value, fmt, f"value written to stream {key!r}")
+        )
         await executor.sysdb.write_stream(
             caller(), key, encoded, fmt, executor.clock.now_ms(), step_name=step_name
         )

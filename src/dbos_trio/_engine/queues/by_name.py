@@ -37,7 +37,7 @@ from dbos_trio._engine.workflows.options import (
 from dbos_trio._engine.workflows.rows import Writer, new_row, placement_for
 from dbos_trio._engine.workflows.start import child_workflow_id, start_timeout
 from dbos_trio._serialization import PORTABLE_JSON
-from dbos_trio.errors import DBOSException
+from dbos_trio.errors import DBOSException, DBOSValueTooLargeError
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Executor
@@ -122,7 +122,11 @@ async def _enqueue(
         portable_parent = parent is not None and parent.serialization == PORTABLE_JSON
         fmt = PORTABLE_JSON if portable_parent else executor.codec.default_format
     try:
-        inputs = executor.codec.encode_inputs(args, kwargs, fmt)
+        inputs = executor.codec.encode_inputs(
+            args, kwargs, fmt, f"the inputs of workflow {request.workflow_name}"
+        )
+    except DBOSValueTooLargeError:
+        raise  # names the value, its size and the limit already
     except Exception as error:
         raise DBOSException(
             f"cannot serialize the arguments of workflow {request.workflow_name} as {fmt}: {error}"

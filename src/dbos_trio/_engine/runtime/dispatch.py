@@ -16,12 +16,10 @@ Invariants, and why:
 
 from __future__ import annotations
 
-import inspect
 import logging
-import typing
-from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
+from dbos_trio._core.portable_types import from_portable, parameter_hints
 from dbos_trio._core.statuses import ERROR, MAX_RECOVERY_ATTEMPTS_EXCEEDED
 from dbos_trio._engine.observability.failures import WorkflowFailure, failed
 from dbos_trio._engine.workflows.execution import run_detached
@@ -41,31 +39,21 @@ logger = logging.getLogger("dbos_trio.dispatch")
 def coerce_portable_arguments(
     registered: RegisteredWorkflow, args: tuple[Any, ...], kwargs: dict[str, Any], skip: int
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """Parse datetime/date arguments back from the strings portable JSON stored them as."""
-    try:
-        hints = typing.get_type_hints(registered.func)
-        parameters = list(inspect.signature(registered.func).parameters.values())[skip:]
-    except Exception:
-        return args, kwargs
-
-    def coerce(value: Any, hint: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        try:
-            if hint is datetime:
-                return datetime.fromisoformat(value.replace("Z", "+00:00"))
-            if hint is date:
-                return date.fromisoformat(value[:10])
-        except ValueError:
-            return value
-        return value
-
-    coerced_args = tuple(
-        coerce(value, hints.get(parameters[i].name)) if i < len(parameters) else value
-        for i, value in enumerate(args)
-    )
-    coerced_kwargs = {key: coerce(value, hints.get(key)) for key, value in kwargs.items()}
-    return coerced_args, coerced_kwargs
+    """Read portable arguments back as the workflow's parameters are annotated (datetimes,
+    dataclasses, decimals...: :mod:`dbos_trio._core.portable_types`), as dbos 3.4 parses
+    datetime/date ones; an argument that does not fit its annotation raises
+    :class:`~dbos_trio._core.portable_types.PortableValueError` naming the parameter."""
+    shape = parameter_hints(registered.func)
+    positional = shape.positional[skip:]
+    typed_args = []
+    for i, value in enumerate(args):
+        name, hint = positional[i] if i < len(positional) else (f"args[{i}]", shape.var_positional)
+        typed_args.append(from_portable(hint, value, name))
+    typed_kwargs = {
+        key: from_portable(shape.named.get(key, shape.var_keyword), value, key)
+        for key, value in kwargs.items()
+    }
+    return tuple(typed_args), typed_kwargs
 
 
 def _bound_receiver(registered: RegisteredWorkflow, claimed: ClaimedWorkflow) -> tuple[Any, ...]:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
+from dbos_trio._core.portable_types import UNTYPED
 from dbos_trio._engine.context import WorkflowContext, workflow_outside_steps
 from dbos_trio._engine.workflows import placement
 from dbos_trio._engine.workflows.placement import current_turns
@@ -35,7 +36,7 @@ from dbos_trio._engine.workflows.turns import Ticket
 from dbos_trio._serialization import PORTABLE_JSON, Codec
 from dbos_trio._sysdb.errors import is_control
 from dbos_trio._sysdb.records import Caller, RecordedStep
-from dbos_trio.errors import DBOSException, DBOSUnexpectedStepError
+from dbos_trio.errors import DBOSException, DBOSUnexpectedStepError, DBOSValueTooLargeError
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Executor
@@ -116,12 +117,13 @@ def replayed(ctx: WorkflowContext, function_id: int, name: str) -> RecordedStep 
     return recorded
 
 
-def replay_value(executor: Executor, recorded: RecordedStep) -> Any:
-    """The recorded output, or raise the recorded error."""
+def replay_value(executor: Executor, recorded: RecordedStep, hint: Any = UNTYPED) -> Any:
+    """The recorded output (portable JSON read back as ``hint``, the step's annotated
+    return type), or raise the recorded error."""
     what = f"the checkpoint of step {recorded.function_id} ({recorded.function_name})"
     if recorded.error is not None:
         raise executor.codec.decode_error(recorded.error, recorded.serialization, what)
-    return executor.codec.decode(recorded.output, recorded.serialization, what)
+    return executor.codec.decode(recorded.output, recorded.serialization, what, hint)
 
 
 class control_latch:  # named as the function it replaced: ``with control_latch(ctx):``
@@ -162,6 +164,7 @@ async def checkpointed(
     records_itself: bool = False,
     record_errors: bool | tuple[type[Exception], ...] = True,
     what: str | None = None,
+    hint: Any = UNTYPED,
 ) -> T:
     """Replay ``slot``'s checkpoint, or run ``operation`` and record what it gave.
 
@@ -171,7 +174,9 @@ async def checkpointed(
     the output, unless the operation ``records_itself`` (it commits its checkpoint with its
     own write). A
     value the application's serializer cannot store is recorded (and raised) as a
-    :class:`DBOSException` naming ``what`` (default: the call's name). System-database
+    :class:`DBOSException` naming ``what`` (default: the call's name), one over the size
+    limit as :class:`DBOSValueTooLargeError`; a replayed portable output is read back as
+    ``hint`` (the step's return annotation). System-database
     failures are control: latched, never recorded. Cancellation records nothing; a later
     execution runs the call again.
     """
@@ -179,9 +184,9 @@ async def checkpointed(
         return await operation()
     tracing = slot.executor.tracing
     if tracing is None:
-        return await _checkpointed(slot, operation, records_itself, record_errors, what)
+        return await _checkpointed(slot, operation, records_itself, record_errors, what, hint)
     with tracing.operation_span(slot.name, slot.ctx.workflow_id):
-        return await _checkpointed(slot, operation, records_itself, record_errors, what)
+        return await _checkpointed(slot, operation, records_itself, record_errors, what, hint)
 
 
 async def _checkpointed(
@@ -190,12 +195,13 @@ async def _checkpointed(
     records_itself: bool,
     record_errors: bool | tuple[type[Exception], ...],
     what: str | None,
+    hint: Any,
 ) -> T:
     await slot.placed()
     recorded = slot.recorded()
     executor = slot.executor
     if recorded is not None:
-        replayed_value: T = replay_value(executor, recorded)
+        replayed_value: T = replay_value(executor, recorded, hint)
         return replayed_value
     codec = executor.codec
     fmt = codec.default_format
@@ -205,7 +211,7 @@ async def _checkpointed(
         try:
             value = await operation()
             if not records_itself:
-                output = _encoded(codec, value, fmt, what or slot.name)
+                output = _encoded(codec, value, fmt, what or slot.name, slot.ctx.workflow_id)
         except Exception as error:
             if is_control(error):
                 raise
@@ -219,9 +225,11 @@ async def _checkpointed(
     return value
 
 
-def _encoded(codec: Codec, value: Any, fmt: str, what: str) -> str:
+def _encoded(codec: Codec, value: Any, fmt: str, what: str, workflow_id: str = "") -> str:
     try:
-        return codec.encode(value, fmt)
+        return codec.encode(value, fmt, f"the output of {what} in workflow {workflow_id}")
+    except DBOSValueTooLargeError:
+        raise  # names the value, its size and the limit already
     except Exception as unserializable:
         raise DBOSException(
             f"cannot serialize the result of {what} as {fmt}: {unserializable}"
@@ -261,8 +269,9 @@ async def record_value(slot: Slot, value: Any, *, started_at_ms: int) -> None:
     """Record ``value`` as the checkpoint's output, in the application's format."""
     codec = slot.executor.codec
     fmt = codec.default_format
+    what = f"the output of {slot.name} in workflow {slot.ctx.workflow_id}"
     await record(
-        slot, started_at_ms=started_at_ms, output=codec.encode(value, fmt), serialization=fmt
+        slot, started_at_ms=started_at_ms, output=codec.encode(value, fmt, what), serialization=fmt
     )
 
 

@@ -35,7 +35,12 @@ from dbos_trio._engine.workflows.start import ExecutionPlan, workflow_format
 from dbos_trio._serialization import PORTABLE_JSON
 from dbos_trio._sysdb.errors import DatabaseClosed, is_control
 from dbos_trio._sysdb.records import Outcome
-from dbos_trio.errors import DBOSException, DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError
+from dbos_trio.errors import (
+    DBOSException,
+    DBOSValueTooLargeError,
+    DBOSWorkflowCancelledError,
+    DBOSWorkflowConflictIDError,
+)
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Executor, LocalExecution
@@ -204,7 +209,13 @@ async def _finish(
     status = SUCCESS
     if raised is None:
         try:
-            output = codec.encode(returned, plan.serialization)
+            output = codec.encode(
+                returned,
+                plan.serialization,
+                f"the output of workflow {plan.workflow_id} ({plan.registered.name})",
+            )
+        except DBOSValueTooLargeError as too_large:
+            raised = too_large  # recorded as the workflow's error: it names the limit
         except Exception as unserializable:
             raised = DBOSException(
                 f"cannot serialize the result of workflow {plan.workflow_id} as "
@@ -225,7 +236,11 @@ async def _finish(
         logger.debug("workflow %s: outcome already decided elsewhere; adopting", plan.workflow_id)
         return await _adopt(executor, plan, execution)
     execution.outcome = Outcome(
-        status=status, output=output, error=error, serialization=plan.serialization
+        status=status,
+        output=output,
+        error=error,
+        serialization=plan.serialization,
+        name=plan.registered.name,
     )
     if raised is not None:
         failed(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from dbos_trio._core.portable_types import UNTYPED, return_hint
 from dbos_trio._core.statuses import (
     ALL_STATUSES,
     CANCELLED,
@@ -47,11 +48,22 @@ def _warn_once(workflow_id: str, problem: str) -> None:
         logger.warning("awaited workflow %s %s", workflow_id, problem)
 
 
+def _output_hint(executor: Runtime, name: str | None) -> Any:
+    """The return annotation of workflow ``name`` if it is registered in this process."""
+    registry = getattr(executor, "registry", None)  # a client's runtime has none
+    registered = None if registry is None or not name else registry.find(name)
+    return UNTYPED if registered is None else return_hint(registered.func)
+
+
 def raise_or_return(executor: Runtime, workflow_id: str, outcome: Outcome) -> Any:
-    """The stored result of a terminal workflow, or raise what its waiters should see."""
+    """The stored result of a terminal workflow (portable JSON read back as the workflow's
+    return annotation), or raise what its waiters should see."""
     if outcome.status == SUCCESS:
         return executor.codec.decode(
-            outcome.output, outcome.serialization, f"the output of workflow {workflow_id}"
+            outcome.output,
+            outcome.serialization,
+            f"the output of workflow {workflow_id}",
+            _output_hint(executor, outcome.name),
         )
     if outcome.status == ERROR:
         if outcome.error is None:

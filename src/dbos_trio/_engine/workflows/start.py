@@ -38,7 +38,12 @@ from dbos_trio._engine.workflows.rows import Writer, new_row
 from dbos_trio._registry import DBOSConfiguredInstance, RegisteredWorkflow, member_kind
 from dbos_trio._serialization import PICKLE, PORTABLE_JSON
 from dbos_trio._sysdb.records import InitResult, ParentStep, RecordedStep
-from dbos_trio.errors import DBOSConflictingWorkflowError, DBOSException, DBOSWorkflowIDInUseError
+from dbos_trio.errors import (
+    DBOSConflictingWorkflowError,
+    DBOSException,
+    DBOSValueTooLargeError,
+    DBOSWorkflowIDInUseError,
+)
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Executor
@@ -214,7 +219,9 @@ def encode_inputs(
     executor: Executor, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], fmt: str
 ) -> str:
     try:
-        return executor.codec.encode_inputs(args, kwargs, fmt)
+        return executor.codec.encode_inputs(args, kwargs, fmt, f"the inputs of workflow {name}")
+    except DBOSValueTooLargeError:
+        raise  # names the value, its size and the limit already
     except Exception as error:
         raise DBOSException(
             f"cannot serialize the arguments of workflow {name} as {fmt}: {error}"

@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 import trio
 
+from dbos_trio._core.portable_types import return_hint
 from dbos_trio._core.retry import RetryPolicy
 from dbos_trio._engine.context import (
     StepContext,
@@ -195,7 +196,10 @@ async def _checkpointed(
         return value
 
     return await counted_step(
-        slot.ctx, lambda: checkpoint.checkpointed(slot, body, what=f"step {options.name}")
+        slot.ctx,
+        lambda: checkpoint.checkpointed(
+            slot, body, what=f"step {options.name}", hint=return_hint(func)
+        ),
     )
 
 
@@ -249,5 +253,8 @@ async def _observed(
         return value
 
     return await counted_step(
-        slot.ctx, lambda: checkpoint.checkpointed(slot, body, what=f"step {options.name}")
+        slot.ctx,
+        lambda: checkpoint.checkpointed(
+            slot, body, what=f"step {options.name}", hint=return_hint(func)
+        ),
     )
