@@ -61,10 +61,13 @@ async def status_of(dbos: DBOS, workflow_id: str) -> str | None:
 
 async def test_every_stored_string_is_escaped_on_every_page(tmp_path: Path) -> None:
     async with dashboard(tmp_path) as (_dbos, _fns, client):
-        for path in ("/workflows", page_of(HOSTILE_ID), "/queues", "/executors"):
+        paths = ("/workflows", page_of(HOSTILE_ID), "/queues", "/executors", "/overview")
+        for path in paths:
             reply = await client.get(path)
             assert reply.status == 200, path
             assert "<script>alert" not in reply.text, path
+        # The overview's latency chart and table name the hostile workflow, escaped.
+        assert "orders.&lt;script&gt;" in (await client.get("/overview")).text
         listing = (await client.get("/workflows")).text
         assert "wf-&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in listing
         assert "orders.&lt;script&gt;" in listing
