@@ -26,6 +26,7 @@ from dbos_trio import (
     DBOSException,
     SetWorkflowID,
     SystemDatabaseUnreachable,
+    configure_logging,
 )
 
 WORKFLOW_ID = "quickstart-onboarding-alice"
@@ -98,6 +99,7 @@ async def previous_run(fresh: bool) -> None:
 
 
 async def main(fresh: bool, nap: float) -> None:
+    configure_logging()  # dbos_trio's INFO lines on stderr: where it launched, and as what
     await previous_run(fresh)
     async with dbos.launched():
         # A fixed id makes every run the same workflow: an interrupted one is recovered

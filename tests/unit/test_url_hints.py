@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dbos_trio._sysdb.postgres.backend import missing_database_hint
+from dbos_trio._sysdb.postgres.errors import missing_database_hint
 from dbos_trio._sysdb.sqlite.connection import path_hint
 
 

@@ -25,7 +25,6 @@ Invariants, and why:
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -40,7 +39,7 @@ from dbos_trio._redact import Scrubber
 from dbos_trio._sysdb.errors import ConnectionLost, Contention, SystemDatabaseUnreachable
 from dbos_trio._sysdb.migrations import quote_identifier
 from dbos_trio._sysdb.postgres import durability, migrate
-from dbos_trio._sysdb.postgres.errors import map_error
+from dbos_trio._sysdb.postgres.errors import map_error, missing_database_hint
 from dbos_trio._sysdb.postgres.listener import POLLING_RECHECK_SECONDS, Listener
 from dbos_trio._sysdb.postgres.notifier import Notifier
 from dbos_trio._sysdb.postgres.sessions import session_settings
@@ -410,26 +409,6 @@ async def _open_and_migrate(
         with trio.CancelScope(shield=True):
             await conn.close()
     return None
-
-
-# The server's FATAL for a database that does not exist. A failed connection carries no
-# SQLSTATE in psycopg (3D000 is only in the text), so the text is what there is to read.
-_MISSING_DATABASE = re.compile(r'database "(?P<name>(?:[^"]|"")+)" does not exist')
-
-
-def missing_database_hint(error: BaseException) -> str:
-    """`` (create it: createdb NAME ...)`` when ``error`` says the database does not exist,
-    else "": the server answered, only the database is missing, and launch creates the
-    tables but never the database itself."""
-    found = _MISSING_DATABASE.search(str(error))
-    if found is None:
-        return ""
-    name = found.group("name").replace('""', '"')
-    return (
-        f" (the server answered, but has no database {name!r}: create it with "
-        f"`createdb {name}` or CREATE DATABASE on that server; the first launch then "
-        "creates the tables, or `dbos-trio migrate -s <url>` does)"
-    )
 
 
 def _migration_failed(

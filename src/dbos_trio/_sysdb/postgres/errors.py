@@ -11,6 +11,8 @@ the whole chain, and libpq's texts may quote a password.
 
 from __future__ import annotations
 
+import re
+
 import psycopg
 
 from dbos_trio._pg.pool import PoolClosed
@@ -97,3 +99,23 @@ def _kind_of(
     if sqlstate.startswith(_INVALID_VALUE_CLASSES):
         return InvalidValueError
     return UnexpectedDatabaseError
+
+
+# The server's FATAL for a database that does not exist. A failed connection carries no
+# SQLSTATE in psycopg (3D000 is only in the text), so the text is what there is to read.
+_MISSING_DATABASE = re.compile(r'database "(?P<name>(?:[^"]|"")+)" does not exist')
+
+
+def missing_database_hint(error: BaseException) -> str:
+    """`` (create it: createdb NAME ...)`` when ``error`` says the database does not exist,
+    else "": the server answered, only the database is missing, and launch creates the
+    tables but never the database itself."""
+    found = _MISSING_DATABASE.search(str(error))
+    if found is None:
+        return ""
+    name = found.group("name").replace('""', '"')
+    return (
+        f" (the server answered, but has no database {name!r}: create it with "
+        f"`createdb {name}` or CREATE DATABASE on that server; the first launch then "
+        "creates the tables, or `dbos-trio migrate -s <url>` does)"
+    )
