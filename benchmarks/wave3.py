@@ -14,8 +14,11 @@ database each:
   the clock runs from launch until a watcher (its own connection, every 20 ms) counts them
   all SUCCESS.
 
-Each record carries the machine's load average, as other work shares the machine. One
-JSON line per record on stdout; a summary table on stderr.
+Each scenario runs dbos_trio and then pgqueuer 1.6 (``benchmarks/wave3_pgqueuer.py`` in its
+own virtualenv, ``~/.cache/dbos_trio/bench-pgqueuer``: ``pip install pgqueuer==1.6.0``, or
+``DBOS_BENCH_PGQUEUER_PYTHON``), interleaved, each on a fresh database. Each record carries
+the machine's load average, as other work shares the machine. One JSON line per record on
+stdout.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 import uuid
@@ -77,7 +81,7 @@ async def main():
         for i in range(3):  # warm-up
             await client.enqueue(options, -1)
         await trio.sleep(1.0)
-        begin = time.monotonic()
+        begin = trio.current_time()  # sleep_until reads Trio's clock, not time.monotonic
         for i in range(int(rate * seconds)):
             await trio.sleep_until(begin + i / rate)
             handle = await client.enqueue(options, i)
@@ -103,6 +107,7 @@ async def pickup(url: str, notify: bool) -> dict[str, Any]:
     latencies = [1000 * (started[wid] - at) for wid, at in sent.items()]
     return {
         "scenario": "pickup",
+        "library": "dbos_trio" if notify else "dbos_trio (producer without NOTIFY)",
         "producer_notifies": notify,
         "jobs": len(latencies),
         "median_ms": round(median(latencies), 2),
@@ -187,18 +192,44 @@ async def migrate(url: str) -> None:
         pass
 
 
+PGQUEUER_PYTHON = os.environ.get(
+    "DBOS_BENCH_PGQUEUER_PYTHON",
+    os.path.expanduser("~/.cache/dbos_trio/bench-pgqueuer/bin/python"),
+)
+
+
+def run_pgqueuer(scenario: str, url: str, jobs: int) -> dict[str, Any]:
+    """pgqueuer's run of ``scenario`` in its own virtualenv (benchmarks/wave3_pgqueuer.py)."""
+    script = os.path.join(os.path.dirname(__file__), "wave3_pgqueuer.py")
+    done = subprocess.run(
+        [PGQUEUER_PYTHON, script, scenario, url, str(jobs)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    record: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return record
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=5000)
     parser.add_argument("--only", choices=["pickup", "bulk", "drain"], default=None)
+    parser.add_argument("--no-pgqueuer", action="store_true")
     args = parser.parse_args()
+    peer = not args.no_pgqueuer and os.path.exists(PGQUEUER_PYTHON)
     for round_no in range(args.rounds):
+        # Interleaved: each scenario runs dbos_trio, then pgqueuer, on fresh databases.
         runs: list[tuple[str, Any]] = [
-            ("pickup", lambda url: pickup(url, True)),
-            ("pickup", lambda url: pickup(url, False)),
-            ("bulk", lambda url: bulk(url, args.jobs)),
-            ("drain", lambda url: drain(url, args.jobs)),
+            ("pickup", lambda url: trio.run(pickup, url, True)),
+            ("pickup", lambda url: trio.run(pickup, url, False)),
+            ("pickup", lambda url: run_pgqueuer("pickup", url, args.jobs) if peer else None),
+            ("bulk", lambda url: trio.run(bulk, url, args.jobs)),
+            ("bulk", lambda url: run_pgqueuer("bulk", url, args.jobs) if peer else None),
+            ("drain", lambda url: trio.run(drain, url, args.jobs)),
+            ("drain", lambda url: run_pgqueuer("drain", url, args.jobs) if peer else None),
         ]
         for name, run in runs:
             if args.only not in (None, name):
@@ -206,8 +237,11 @@ def main() -> None:
             url = fresh_database()
             try:
                 load = os.getloadavg()[0]
-                result = trio.run(run, url)
+                result = run(url)
+                if result is None:
+                    continue
                 for record in result if isinstance(result, list) else [result]:
+                    record.setdefault("library", "dbos_trio")
                     record.update(round=round_no, load_avg_1m=round(load, 2))
                     print(json.dumps(record), flush=True)
             finally:

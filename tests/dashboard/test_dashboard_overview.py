@@ -39,6 +39,10 @@ def app(url: str, name: str = "overview-app") -> tuple[DBOS, dict[str, Any]]:
     async def bad(n: int) -> None:
         raise ValueError(f"card declined {n}")
 
+    @dbos.workflow(name="bad_portable", serialization="portable")
+    async def bad_portable(n: int) -> None:
+        raise KeyError(f"no such order {n}")
+
     @dbos.workflow(name="napper")
     async def napper() -> None:
         await dbos.sleep(3600)
@@ -48,7 +52,14 @@ def app(url: str, name: str = "overview-app") -> tuple[DBOS, dict[str, Any]]:
         raise RuntimeError("the nightly export failed")
 
     served = dbos.register_queue("served")
-    return dbos, {"ok": ok, "bad": bad, "napper": napper, "ticking": ticking, "served": served}
+    return dbos, {
+        "ok": ok,
+        "bad": bad,
+        "bad_portable": bad_portable,
+        "napper": napper,
+        "ticking": ticking,
+        "served": served,
+    }
 
 
 @asynccontextmanager
@@ -120,6 +131,13 @@ async def test_the_list_shows_duration_and_the_error(dbos_url: str) -> None:
         assert re.search(r'UTC</time> <span class="age">[56] min ago</span>', listing)
         fragment = (await client.get("/workflows?fragment=rows")).text
         assert "ValueError: card declined 0" in fragment
+        # An error stored as portable JSON (any SDK can write one) reads the same way.
+        portable = await dbos.start_workflow(fns["bad_portable"], 7)
+        with pytest.raises(Exception, match="no such order 7"):
+            await portable.get_result()
+        listing = (await client.get("/workflows")).text
+        row = listing[listing.index(portable.workflow_id) :].split("</tr>")[0]
+        assert "no such order 7" in row and "not readable" not in row
         # The executors page says how long ago each was last active.
         executors = (await client.get("/executors")).text
         assert re.search(

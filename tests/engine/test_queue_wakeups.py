@@ -24,6 +24,7 @@ import trio
 
 from dbos_trio import DBOS, Client, EnqueueOptions
 from dbos_trio._engine.runtime.dequeue import sweep_wait
+from dbos_trio._sysdb.postgres import listener
 from dbos_trio._sysdb.wakeups import (
     DELAYED_CHANNEL,
     QUEUE_CHANNEL,
@@ -46,6 +47,22 @@ pytestmark = pytest.mark.postgres_only_module("LISTEN/NOTIFY between processes")
 
 HOURLY = 3600.0
 QUEUE_CHANNELS = (QUEUE_CHANNEL, DELAYED_CHANNEL)
+
+
+@pytest.fixture
+def notified(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every wakeup key a listener turned a NOTIFY into during the test, in order."""
+    keys: list[str] = []
+    original = listener.key_for
+
+    def recording(channel: str, payload: str) -> str | None:
+        key = original(channel, payload)
+        if key is not None:
+            keys.append(key)
+        return key
+
+    monkeypatch.setattr(listener, "key_for", recording)
+    return keys
 
 
 def test_an_enqueue_announces_its_queue_and_a_delayed_row_the_supervisor() -> None:
@@ -98,6 +115,7 @@ async def test_a_client_enqueue_wakes_a_worker_that_polls_hourly(
     db_url: str,
     wakeup_waits: list[tuple[str, float]],
     woken_waits: list[str],
+    notified: list[str],
 ) -> None:
     queue = f"wq-{uuid.uuid4().hex[:8]}"
     dbos, woken_before_start = worker(new_dbos, queue, woken_waits)
@@ -112,7 +130,8 @@ async def test_a_client_enqueue_wakes_a_worker_that_polls_hourly(
         )
         with trio.fail_after(HANG_GUARD):
             assert await handle.get_result() == 42
-        assert woken_before_start[0] > woken  # the NOTIFY woke it
+        assert woken_before_start[0] > woken
+        assert queue_key(queue) in notified  # woken by the listener, from the NOTIFY
 
 
 async def test_an_enqueue_in_the_callers_transaction_notifies_at_commit_and_never_on_rollback(
@@ -120,6 +139,7 @@ async def test_an_enqueue_in_the_callers_transaction_notifies_at_commit_and_neve
     db_url: str,
     wakeup_waits: list[tuple[str, float]],
     woken_waits: list[str],
+    notified: list[str],
 ) -> None:
     queue = f"wq-{uuid.uuid4().hex[:8]}"
     dbos, woken_before_start = worker(new_dbos, queue, woken_waits)
@@ -141,6 +161,7 @@ async def test_an_enqueue_in_the_callers_transaction_notifies_at_commit_and_neve
         with trio.fail_after(HANG_GUARD):
             assert await handle.get_result() == 10
         assert woken_before_start[0] > woken
+        assert queue_key(queue) in notified
         assert len(watcher.on(QUEUE_CHANNEL)) == 1
 
 
@@ -149,6 +170,7 @@ async def test_a_delayed_enqueue_from_another_process_starts_at_its_time_not_at_
     db_url: str,
     wakeup_waits: list[tuple[str, float]],
     woken_waits: list[str],
+    notified: list[str],
 ) -> None:
     queue = f"wq-{uuid.uuid4().hex[:8]}"
     dbos, woken_before_start = worker(new_dbos, queue, woken_waits)
@@ -165,6 +187,7 @@ async def test_a_delayed_enqueue_from_another_process_starts_at_its_time_not_at_
         with trio.fail_after(HANG_GUARD):
             assert await handle.get_result() == 8
         assert delayed_key() in woken_waits
+        assert delayed_key() in notified  # the supervisor learnt of the row by NOTIFY
         assert woken_before_start[0] > woken  # by the release, at the row's time
         waits = [timeout for key, timeout in wakeup_waits if key == delayed_key()]
         assert any(0 < timeout < 1 for timeout in waits)  # a wait until the row's time

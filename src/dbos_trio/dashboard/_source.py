@@ -24,7 +24,7 @@ import attrs
 from dbos_trio._config import DEFAULT_HEARTBEAT_INTERVAL
 from dbos_trio._core.filters import normalize_filters
 from dbos_trio._core.human import moment_text, relative_text
-from dbos_trio._core.pickled import one_line, read_error
+from dbos_trio._core.pickled import read_error
 from dbos_trio._core.statuses import ALL_STATUSES, CANCELLABLE_STATUSES
 from dbos_trio._engine.recovery.adoption import window_ms
 from dbos_trio._engine.recovery.doctor import Finding
@@ -229,12 +229,11 @@ class Source:
         )
         summaries = {}
         for row in loaded:
-            shown = self.show(row.error, row.serialization, "error") if row.error else None
-            reading = read_error(row.error) if row.error else None
-            if reading is not None:
-                summaries[row.workflow_id] = one_line(reading.error)
+            shown = self.show(row.error, row.serialization, "error")
+            if shown is not None and shown.decoded and shown.text:
+                summaries[row.workflow_id] = shown.text.splitlines()[0]  # its summary line
             elif shown is not None:
-                summaries[row.workflow_id] = shown.text.splitlines()[0] if shown.text else ""
+                summaries[row.workflow_id] = "(not readable here: open the workflow)"
         return summaries
 
     def now_ms(self) -> int:

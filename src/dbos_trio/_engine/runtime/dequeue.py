@@ -31,6 +31,8 @@ Invariants, and why:
     enqueues): after ``CLAIM_WINDOW_SECONDS``, so what arrives meanwhile goes in one
     claim and the workflows it starts together share their commits (S4, in process:
     ~600 completions/s with the old unconditional 5 ms, ~800 with a 50 ms window).
+* A worker whose claim was held back by the queue's rate limit (a full window) sleeps
+  until the window admits the next start, not a whole polling interval.
 * Under a global limit, executors take turns. A worker wakes at once when one of its own
   slots frees, so the executors that hold the limit would refill it forever while a later
   one, polling, always finds it spent (0 of 40 jobs in a fleet run). A worker whose claim
@@ -235,9 +237,33 @@ async def run_worker(executor: Executor, queue_name: str) -> None:
                     executor.starting.difference_update(row.workflow_id for row, _ in claimed)
                 pause = claim_pause(len(claimed), budget)
                 interval = next_poll_interval(interval or base, base, contended=contended)
-                await wakeup.wait(interval * random.uniform(0.95, 1.05))
+                wait = interval * random.uniform(0.95, 1.05)
+                if not contended and (budget is None or len(claimed) < budget):
+                    wait = min(wait, await rate_window_wait(executor, config))
+                await wakeup.wait(wait)
     finally:
         queues.working.discard(queue_name)
+
+
+async def rate_window_wait(executor: Executor, config: QueueConfig) -> float:
+    """Seconds until the queue's rate limit admits another start, if that is what held
+    the last claim back (its window is full); infinity otherwise, or when the queue has no
+    queue-wide limit (a partition's limit is left to polling). A failed read is infinity:
+    the worker polls as usual."""
+    limiter = config.limiter
+    if limiter is None or config.partitioned:
+        return float("inf")
+    now_ms = executor.clock.now_ms()
+    try:
+        reopens = await executor.sysdb.rate_window_reopens(
+            config.name, executor.app_name, limiter.limit, round(limiter.period * 1000), now_ms
+        )
+    except SystemDatabaseError:
+        return float("inf")
+    if reopens is None:
+        return float("inf")
+    # A millisecond late, so the start has left the window by the claim's clock too.
+    return max(MIN_POLL_INTERVAL_SECONDS, (reopens - now_ms + 1) / 1000)
 
 
 def claim_pause(found: int, budget: int | None) -> float:

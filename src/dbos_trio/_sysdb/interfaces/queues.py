@@ -47,6 +47,12 @@ class QueueStore(Protocol):
     async def release_delayed(self, application_name: str, now_ms: int) -> int:
         """DELAYED rows whose delay has passed become ENQUEUED; the count moved."""
 
+    async def rate_window_reopens(
+        self, queue_name: str, application_name: str, limit: int, period_ms: int, now_ms: int
+    ) -> int | None:
+        """When (epoch ms) the queue's rate limit (``limit`` starts per ``period_ms``)
+        admits the next start, counted as the claim counts; None while it is not full."""
+
     async def next_delayed_due(self, application_name: str) -> int | None:
         """When (epoch ms) the application's (or an unclaimed) DELAYED row comes due
         first; None when there is none (a row without a time is left out: every release

@@ -95,6 +95,19 @@ class QueueOperations(SQLBackendBase):
             return 0
         return await self._db.run("release_delayed", params)
 
+    async def rate_window_reopens(
+        self, queue_name: str, application_name: str, limit: int, period_ms: int, now_ms: int
+    ) -> int | None:
+        params = {
+            "queue_name": queue_name,
+            "application_name": application_name,
+            "limit": limit,
+            "period_ms": period_ms,
+            "now": now_ms,
+        }
+        row = await self._db.one("rate_window_reopens", params)
+        return None if row is None or row[0] is None else int(row[0])
+
     async def next_delayed_due(self, application_name: str) -> int | None:
         row = await self._db.one("next_delayed_due", {"application_name": application_name})
         return None if row is None or row[0] is None else int(row[0])
