@@ -23,7 +23,7 @@ from dbos_trio.dashboard._source import RuntimeReach
 
 from support.backends import execute
 from support.dashboard_support import Browserless, csrf_of
-from support.waiting import wait_until
+from support.waiting import HANG_GUARD, wait_until
 
 MINUTE = 60_000
 
@@ -128,7 +128,7 @@ async def test_the_list_shows_duration_and_the_error(dbos_url: str) -> None:
         listing = (await client.get("/workflows")).text
         assert "ValueError: card declined 1" in listing  # read without unpickling
         assert "<td>300 ms</td>" in listing and "<th>duration</th>" in listing
-        assert re.search(r'UTC</time> <span class="age">[56] min ago</span>', listing)
+        assert re.search(r'UTC</time> <span class="age">[4-6] min ago</span>', listing)
         fragment = (await client.get("/workflows?fragment=rows")).text
         assert "ValueError: card declined 0" in fragment
         # An error stored as portable JSON (any SDK can write one) reads the same way.
@@ -152,10 +152,10 @@ async def test_a_sleep_step_shows_its_wake_up_time_as_a_date(dbos_url: str) -> N
         async def slept() -> bool:
             return bool(await dbos.list_workflow_steps(handle.workflow_id))
 
-        await wait_until(slept, what="the sleep's checkpoint")
+        await wait_until(slept, timeout=HANG_GUARD, what="the sleep's checkpoint")
         page = (await client.get("/workflow?id=" + quote(handle.workflow_id))).text
         assert re.search(
-            r"wakes up at 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in (1 h|59 min)\)", page
+            r"wakes up at 20\d\d-\d\d-\d\d \d\d:\d\d:\d\d UTC \(in (1 h|[45]\d min)\)", page
         )
         assert not re.search(r"\b1[7-9]\d{8}\.\d+", page)  # no raw epoch seconds
         # Its executor holds PENDING work it stamped just now: live.
@@ -185,11 +185,11 @@ async def test_a_queue_with_work_and_no_live_worker_is_a_warning(dbos_url: str) 
         )
         page = (await client.get("/overview")).text
         assert 'data-kind="unserved-queue"' in page and "Queue with no live worker" in page
-        assert "1 ENQUEUED, the oldest waiting 5 min" in page
+        assert re.search(r"1 ENQUEUED, the oldest waiting [56] min", page)
         assert page.count('data-kind="unserved-queue"') == 1  # "served" is served
         assert "oldest waiting" in page and 'id="queue-depth-chart"' in page
         queues = (await client.get("/queues")).text
-        assert re.search(r"nobody</a></td><td>1</td><td>5 min( \d+ s)?</td>", queues)
+        assert re.search(r"nobody</a></td><td>1</td><td>[56] min( \d+ s)?</td>", queues)
 
 
 async def test_a_paused_queue_with_work_is_said_to_be_paused_not_unserved(dbos_url: str) -> None:
@@ -238,7 +238,7 @@ async def test_a_schedule_whose_last_run_failed_is_a_warning(dbos_url: str) -> N
             status = await dbos.get_workflow_status(f"sched-export-{schedule.last_fired_at}")
             return status is not None and status.status == "ERROR"
 
-        await wait_until(failed_last, what="a failed run of the schedule")
+        await wait_until(failed_last, timeout=HANG_GUARD, what="a failed run of the schedule")
         page = (await client.get("/overview")).text
         assert 'data-kind="schedule-failed"' in page and "Schedule&#x27;s last run failed" in page
         assert "RuntimeError: the nightly export failed" in page  # read from the pickle
@@ -340,7 +340,7 @@ async def test_an_executor_silent_with_pending_work_is_a_warning(dbos_url: str) 
                 status = await other.get_workflow_status(handle.workflow_id)
                 return status is not None and status.status == "PENDING"
 
-            await wait_until(pending, what="the workflow running")
+            await wait_until(pending, timeout=HANG_GUARD, what="the workflow running")
         await execute(
             dbos_url,
             "UPDATE {t}workflow_status SET updated_at = updated_at - 300000 "
@@ -352,5 +352,5 @@ async def test_an_executor_silent_with_pending_work_is_a_warning(dbos_url: str) 
         assert "dbos-trio workflow recover --executor doomed-executor -a elsewhere" in page
         executors = (await client.get("/executors")).text
         assert "status-error\">silent</span>" in executors
-        assert "not stamped for 5 min" in executors
+        assert re.search(r"not stamped for [56] min", executors)
         assert "status-success\">live</span>" not in executors  # the served one runs nothing
