@@ -68,6 +68,8 @@ class DurableCall:
     where: str | None = None  # "file:line" of the new code's call
 
     def describe(self) -> str:
+        """The call as a message shows it: its name (a kind prefixed unless a step or
+        child), then where the new code makes it."""
         shown = self.name if self.kind in ("step", "child") else f"{self.kind} {self.name}"
         return f"{shown} ({self.where})" if self.where else shown
 
@@ -89,6 +91,7 @@ class ReplayResult:
 
     @property
     def in_flight(self) -> bool:
+        """Whether the workflow is still to run (PENDING, ENQUEUED or DELAYED)."""
         return self.status in IN_FLIGHT
 
     @property
@@ -97,6 +100,7 @@ class ReplayResult:
         return self.in_flight and self.verdict in (DIVERGED, UNDECODABLE, NOT_REGISTERED)
 
     def to_json(self) -> dict[str, object]:
+        """The result as a JSON object (``dbos-trio check --json``)."""
         return {
             "workflow_id": self.workflow_id,
             "name": self.name,
@@ -170,6 +174,7 @@ class CheckReport:
 
     @property
     def failing(self) -> list[ReplayResult]:
+        """The results that fail the check (in-flight work that would not replay)."""
         return failing(self.results)
 
     @property
@@ -185,9 +190,11 @@ class CheckReport:
         return counted
 
     def by_id(self) -> dict[str, ReplayResult]:
+        """The results by workflow id."""
         return {result.workflow_id: result for result in self.results}
 
     def to_json(self) -> dict[str, object]:
+        """The report as a JSON object (``dbos-trio check --json``)."""
         return {
             "ok": self.ok,
             "checked": len(self.results),

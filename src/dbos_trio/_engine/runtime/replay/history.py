@@ -20,7 +20,9 @@ class RecordedHistory:
 
     @property
     def workflow_id(self) -> str:
+        """The recorded workflow's id."""
         return self.row.workflow_id
 
     def by_id(self) -> dict[int, RecordedStep]:
+        """The checkpoints by step id."""
         return {step.function_id: step for step in self.steps}
