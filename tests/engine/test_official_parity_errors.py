@@ -9,7 +9,9 @@ written anew for dbos_trio.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -126,3 +128,40 @@ async def test_listing_schedules_by_a_status_no_schedule_has_lists_nothing(
     dbos = make_dbos()
     async with dbos.launched():
         assert await dbos.list_schedules(status="NONEXISTENT") == []
+
+
+async def test_a_value_that_cannot_be_serialized_raises_a_type_error(make_dbos: MakeDBOS) -> None:
+    """dbos 3.4 raises the serializer's ``TypeError`` for a step result, a workflow result
+    or a message it cannot store; ours is a ``DBOSException`` and a ``TypeError``."""
+    dbos = make_dbos()
+
+    @dbos.step()
+    async def bad_step() -> Any:
+        return threading.Lock()
+
+    @dbos.workflow()
+    async def calls_bad_step() -> str:
+        try:
+            await bad_step()
+        except TypeError as error:
+            return type(error).__name__
+        return "stored"
+
+    @dbos.workflow()
+    async def bad_result() -> Any:
+        return threading.Lock()
+
+    @dbos.workflow()
+    async def echo(value: Any) -> Any:
+        return value
+
+    async with dbos.launched():
+        with SetWorkflowID("s"):
+            assert await calls_bad_step() == "DBOSArgumentTypeError"
+        with SetWorkflowID("r"), pytest.raises(TypeError) as result:
+            await bad_result()
+        assert isinstance(result.value, DBOSException)
+        with pytest.raises(TypeError, match="cannot serialize"):
+            await dbos.send("s", threading.Lock())
+        with pytest.raises(TypeError, match="cannot serialize the arguments"):
+            await dbos.start_workflow(echo, threading.Lock())

@@ -32,7 +32,7 @@ from dbos_trio._engine.state import Runtime
 from dbos_trio._engine.workflows.rows import Placement, Writer, new_row
 from dbos_trio._engine.workflows.start import check_same_workflow
 from dbos_trio._sysdb.records import Bounce, BounceResult
-from dbos_trio.errors import DBOSException, DBOSValueTooLargeError
+from dbos_trio.errors import DBOSArgumentTypeError, DBOSValueTooLargeError
 
 
 class ClientDebouncer:
@@ -69,7 +69,7 @@ class ClientDebouncer:
         except DBOSValueTooLargeError:
             raise  # names the value, its size and the limit already
         except Exception as error:
-            raise DBOSException(
+            raise DBOSArgumentTypeError(
                 f"cannot serialize the arguments of workflow {options.workflow_name} as "
                 f"{fmt}: {error}"
             ) from error

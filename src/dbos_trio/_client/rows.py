@@ -19,7 +19,7 @@ from dbos_trio._engine.observability.hooks import ambient_carrier_attributes
 from dbos_trio._engine.state import Runtime
 from dbos_trio._engine.workflows.rows import Writer, new_row, placement_for
 from dbos_trio._sysdb.records import NewWorkflow
-from dbos_trio.errors import DBOSException, DBOSValueTooLargeError
+from dbos_trio.errors import DBOSArgumentTypeError, DBOSValueTooLargeError
 
 
 def enqueued_row(
@@ -36,7 +36,7 @@ def enqueued_row(
     except DBOSValueTooLargeError:
         raise  # names the value, its size and the limit already
     except Exception as error:
-        raise DBOSException(
+        raise DBOSArgumentTypeError(
             f"cannot serialize the arguments of workflow {options.workflow_name} as {fmt}: {error}"
         ) from error
     roles, timeout = options.authenticated_roles, options.workflow_timeout

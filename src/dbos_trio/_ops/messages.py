@@ -45,7 +45,7 @@ from dbos_trio._engine.state import Executor, Runtime
 from dbos_trio._ops.reach import Reach
 from dbos_trio._sysdb.records import OutgoingMessage
 from dbos_trio._sysdb.wakeups import stream_key
-from dbos_trio.errors import DBOSException, DBOSValueTooLargeError
+from dbos_trio.errors import DBOSArgumentTypeError, DBOSValueTooLargeError
 
 __all__ = [
     "SEND",
@@ -88,7 +88,7 @@ def _encode(runtime: Runtime, value: Any, fmt: str, destination_id: str = "") ->
     except DBOSValueTooLargeError:
         raise  # names the value, its size and the limit already
     except Exception as error:
-        raise DBOSException(f"cannot serialize the message as {fmt}: {error}") from error
+        raise DBOSArgumentTypeError(f"cannot serialize the message as {fmt}: {error}") from error
 
 
 async def outgoing(

@@ -31,7 +31,12 @@ from dbos_trio._engine.workflows import checkpoint
 from dbos_trio._engine.workflows.checkpoint import Slot, decode_payload, record_payload
 from dbos_trio._sysdb.records import NULL_TOPIC, Caller
 from dbos_trio._sysdb.wakeups import message_key
-from dbos_trio.errors import DBOSException, DBOSNonExistentWorkflowError, DBOSValueTooLargeError
+from dbos_trio.errors import (
+    DBOSArgumentTypeError,
+    DBOSException,
+    DBOSNonExistentWorkflowError,
+    DBOSValueTooLargeError,
+)
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Executor, Runtime
@@ -47,7 +52,7 @@ def encode_payload(executor: Executor, value: Any, fmt: str, what: str) -> str:
     except DBOSValueTooLargeError:
         raise  # names the value, its size and the limit already
     except Exception as error:
-        raise DBOSException(f"cannot serialize the {what} as {fmt}: {error}") from error
+        raise DBOSArgumentTypeError(f"cannot serialize the {what} as {fmt}: {error}") from error
 
 
 def message_label(destination_id: str, topic: str | None) -> str:

@@ -68,6 +68,7 @@ from dbos_trio._engine.workflows.checkpoint import Slot, encode_error
 from dbos_trio._serialization import Codec
 from dbos_trio._sysdb.errors import is_control
 from dbos_trio.errors import (
+    DBOSArgumentTypeError,
     DBOSException,
     DBOSWorkflowCancelledError,
     DBOSWorkflowConflictIDError,
@@ -169,7 +170,7 @@ async def _in_workflow(
         try:
             return codec.encode(value, fmt), fmt
         except Exception as unserializable:
-            raise DBOSException(
+            raise DBOSArgumentTypeError(
                 f"cannot serialize the result of {what} as {fmt}: {unserializable}"
             ) from unserializable
 

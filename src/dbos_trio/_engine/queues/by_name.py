@@ -37,7 +37,7 @@ from dbos_trio._engine.workflows.options import (
 from dbos_trio._engine.workflows.rows import Writer, new_row, placement_for
 from dbos_trio._engine.workflows.start import child_workflow_id, start_timeout
 from dbos_trio._serialization import PORTABLE_JSON
-from dbos_trio.errors import DBOSException, DBOSValueTooLargeError
+from dbos_trio.errors import DBOSArgumentTypeError, DBOSException, DBOSValueTooLargeError
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Executor
@@ -128,7 +128,7 @@ async def _enqueue(
     except DBOSValueTooLargeError:
         raise  # names the value, its size and the limit already
     except Exception as error:
-        raise DBOSException(
+        raise DBOSArgumentTypeError(
             f"cannot serialize the arguments of workflow {request.workflow_name} as {fmt}: {error}"
         ) from error
     now = executor.clock.now_ms()

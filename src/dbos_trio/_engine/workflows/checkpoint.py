@@ -36,7 +36,11 @@ from dbos_trio._engine.workflows.turns import Ticket
 from dbos_trio._serialization import PORTABLE_JSON, Codec
 from dbos_trio._sysdb.errors import is_control
 from dbos_trio._sysdb.records import Caller, RecordedStep
-from dbos_trio.errors import DBOSException, DBOSUnexpectedStepError, DBOSValueTooLargeError
+from dbos_trio.errors import (
+    DBOSArgumentTypeError,
+    DBOSUnexpectedStepError,
+    DBOSValueTooLargeError,
+)
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Executor
@@ -172,10 +176,10 @@ async def checkpointed(
     exception from the operation is recorded as the checkpoint's error (``record_errors``:
     every one, none, or those of the given types) and re-raised; its value is recorded as
     the output, unless the operation ``records_itself`` (it commits its checkpoint with its
-    own write). A
-    value the application's serializer cannot store is recorded (and raised) as a
-    :class:`DBOSException` naming ``what`` (default: the call's name), one over the size
-    limit as :class:`DBOSValueTooLargeError`; a replayed portable output is read back as
+    own write). A value the application's serializer cannot store is recorded (and
+    raised) as a :class:`DBOSArgumentTypeError` (a ``TypeError``, as in dbos 3.4) naming
+    ``what`` (default: the call's name), one over the size limit as
+    :class:`DBOSValueTooLargeError`; a replayed portable output is read back as
     ``hint`` (the step's return annotation). System-database
     failures are control: latched, never recorded. Cancellation records nothing; a later
     execution runs the call again.
@@ -231,7 +235,7 @@ def _encoded(codec: Codec, value: Any, fmt: str, what: str, workflow_id: str = "
     except DBOSValueTooLargeError:
         raise  # names the value, its size and the limit already
     except Exception as unserializable:
-        raise DBOSException(
+        raise DBOSArgumentTypeError(
             f"cannot serialize the result of {what} as {fmt}: {unserializable}"
         ) from unserializable
 

@@ -36,7 +36,7 @@ from dbos_trio._serialization import PORTABLE_JSON
 from dbos_trio._sysdb.errors import DatabaseClosed, is_control
 from dbos_trio._sysdb.records import Outcome
 from dbos_trio.errors import (
-    DBOSException,
+    DBOSArgumentTypeError,
     DBOSValueTooLargeError,
     DBOSWorkflowCancelledError,
     DBOSWorkflowConflictIDError,
@@ -217,7 +217,7 @@ async def _finish(
         except DBOSValueTooLargeError as too_large:
             raised = too_large  # recorded as the workflow's error: it names the limit
         except Exception as unserializable:
-            raised = DBOSException(
+            raised = DBOSArgumentTypeError(  # a TypeError, as dbos 3.4's serializer raises
                 f"cannot serialize the result of workflow {plan.workflow_id} as "
                 f"{plan.serialization}: {unserializable}"
             )

@@ -39,6 +39,7 @@ from dbos_trio._registry import DBOSConfiguredInstance, RegisteredWorkflow, memb
 from dbos_trio._serialization import PICKLE, PORTABLE_JSON
 from dbos_trio._sysdb.records import InitResult, ParentStep, RecordedStep
 from dbos_trio.errors import (
+    DBOSArgumentTypeError,
     DBOSConflictingWorkflowError,
     DBOSException,
     DBOSValueTooLargeError,
@@ -223,7 +224,7 @@ def encode_inputs(
     except DBOSValueTooLargeError:
         raise  # names the value, its size and the limit already
     except Exception as error:
-        raise DBOSException(
+        raise DBOSArgumentTypeError(
             f"cannot serialize the arguments of workflow {name} as {fmt}: {error}"
         ) from error
 
