@@ -144,10 +144,8 @@ class DBOSArgumentTypeError(DBOSInvalidArgumentError, TypeError):
 
 
 class PortableValueError(DBOSArgumentTypeError):
-    """A value (or the part of it at ``path``, as ``args[0].lines[2].price``) that portable
-    JSON cannot store, or stored JSON that cannot be read back as the type its reader
-    states. Raised before anything is written. A ``TypeError`` and a ``ValueError``, as
-    the errors dbos 3.4's portable serializer raises for such a value."""
+    """A value (its part at ``path``: ``args[0].lines[2].price``) portable JSON cannot
+    store, or JSON that does not fit the type its reader states. Nothing was written."""
 
     def __init__(self, path: str, problem: str) -> None:
         self.path = path
@@ -156,11 +154,8 @@ class PortableValueError(DBOSArgumentTypeError):
 
 
 class DBOSValueTooLargeError(DBOSInvalidArgumentError):
-    """A value to be stored (workflow inputs or output, a step's output, a message, an
-    event, a stream value) is larger, once serialized, than ``Config.max_value_bytes``.
-    Raised before anything is written; the message names the value, its size and the limit.
-    A ``ValueError`` (through :class:`DBOSInvalidArgumentError`), as a bad value is in
-    dbos 3.4."""
+    """A value to store (inputs, an output, a message, an event...) is over
+    ``Config.max_value_bytes`` once serialized: nothing was written (a ``ValueError``)."""
 
     def __init__(self, what: str, size: int, limit: int, setting: str) -> None:
         self.what = what

@@ -25,16 +25,20 @@ from dbos_trio.errors import DBOSNonExistentWorkflowError
 
 
 def get_workflow_status(
-    reach: Reach, workflow_id: str
+    reach: Reach, workflow_id: str, *, previews: bool = False
 ) -> Coroutine[Any, Any, WorkflowStatus | None]:
     """The workflow's status row, decoded (an undecodable payload is kept as its stored
-    string); None if there is no such workflow. Step name ``DBOS.getStatus``."""
+    string); None if there is no such workflow. Step name ``DBOS.getStatus``.
+
+    ``previews`` (for the faces that show values: the CLI, the dashboard): a payload over
+    :data:`~dbos_trio._core.previews.PREVIEW_THRESHOLD_BYTES` is not decoded but given as
+    a :class:`~dbos_trio._core.previews.PayloadPreview` (its size and first characters)."""
     validate.text(workflow_id, "workflow_id")
     runtime = reach.runtime("get_workflow_status")
 
     async def read() -> WorkflowStatus | None:
         row = await runtime.sysdb.get_workflow(workflow_id)
-        return None if row is None else workflow_status(runtime.codec, row)
+        return None if row is None else workflow_status(runtime.codec, row, previews=previews)
 
     return reach.checkpoint("DBOS.getStatus", read)
 
@@ -60,10 +64,11 @@ def list_workflow_steps(
     load_output: bool = True,
     limit: int | None = None,
     offset: int | None = None,
+    previews: bool = False,
 ) -> Coroutine[Any, Any, list[StepInfo]]:
     """The workflow's recorded steps in step-id order (``limit``/``offset`` page them;
-    ``load_output=False`` leaves outputs and errors undecoded, as None). Step name
-    ``DBOS.listWorkflowSteps``."""
+    ``load_output=False`` leaves outputs and errors undecoded, as None; ``previews`` as in
+    :func:`get_workflow_status`). Step name ``DBOS.listWorkflowSteps``."""
     validate.text(workflow_id, "workflow_id")
     validate.boolean(load_output, "load_output")
     validate.optional_integer(limit, "limit", low=0)
@@ -73,7 +78,10 @@ def list_workflow_steps(
     async def read() -> list[StepInfo]:
         steps = await runtime.sysdb.list_steps(workflow_id, limit=limit, offset=offset)
         return [
-            step_info(runtime.codec, workflow_id, step, load_output=load_output) for step in steps
+            step_info(
+                runtime.codec, workflow_id, step, load_output=load_output, previews=previews
+            )
+            for step in steps
         ]
 
     return reach.checkpoint("DBOS.listWorkflowSteps", read)

@@ -80,7 +80,7 @@ async def existing(client: Client, workflow_id: str) -> WorkflowStatus:
 
     Every command that names a workflow looks first: cancelling, resuming or deleting an
     id that names nothing is a mistake to report, not a success to print."""
-    status = await inspect.get_workflow_status(client._reach, workflow_id)
+    status = await inspect.get_workflow_status(client._reach, workflow_id, previews=True)
     if status is None:
         raise DBOSNonExistentWorkflowError("target", workflow_id)
     return status
@@ -89,7 +89,7 @@ async def existing(client: Client, workflow_id: str) -> WorkflowStatus:
 async def workflow_get(args: argparse.Namespace) -> None:
     async with open_client(args) as client:
         status = await existing(client, args.workflow_id)
-        steps = await inspect.list_workflow_steps(client._reach, args.workflow_id)
+        steps = await inspect.list_workflow_steps(client._reach, args.workflow_id, previews=True)
     if args.json:
         print(cli_format.workflow_json(status, steps))
     else:
@@ -99,7 +99,7 @@ async def workflow_get(args: argparse.Namespace) -> None:
 async def workflow_steps(args: argparse.Namespace) -> None:
     async with open_client(args) as client:
         status = await existing(client, args.workflow_id)
-        steps = await inspect.list_workflow_steps(client._reach, args.workflow_id)
+        steps = await inspect.list_workflow_steps(client._reach, args.workflow_id, previews=True)
     raw = status.serialization == "py_pickle" and not args.allow_pickle
     _print_steps(args, steps, raw)
 

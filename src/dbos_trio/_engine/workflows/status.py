@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from dbos_trio._core.previews import PayloadPreview, preview_of
 from dbos_trio._serialization import Codec
 from dbos_trio._sysdb.records import RecordedStep, WorkflowRow
 
@@ -89,9 +90,13 @@ class StepInfo:
     completed_at_epoch_ms: int | None
 
 
-def _safely(what: str, workflow_id: str, decode: Any, raw: str | None) -> Any:
+def _safely(
+    what: str, workflow_id: str, decode: Any, raw: str | None, preview: PayloadPreview | None
+) -> Any:
     if raw is None:
         return None
+    if preview is not None:
+        return preview  # a face asked for previews: too large to decode for showing
     try:
         return decode()
     except Exception as error:
@@ -101,8 +106,14 @@ def _safely(what: str, workflow_id: str, decode: Any, raw: str | None) -> Any:
         return raw
 
 
-def workflow_status(codec: Codec, row: WorkflowRow) -> WorkflowStatus:
+def workflow_status(codec: Codec, row: WorkflowRow, *, previews: bool = False) -> WorkflowStatus:
+    """``row`` as a :class:`WorkflowStatus`, its payloads decoded; with ``previews`` (the
+    CLI, the dashboard) a payload over the preview threshold is a
+    :class:`~dbos_trio._core.previews.PayloadPreview` instead."""
     fmt = row.serialization
+
+    def shown(raw: str | None) -> PayloadPreview | None:
+        return preview_of(raw, fmt) if previews else None
 
     def decode_inputs() -> dict[str, Any]:
         args, kwargs = codec.decode_inputs(row.inputs, fmt)
@@ -123,12 +134,20 @@ def workflow_status(codec: Codec, row: WorkflowRow) -> WorkflowStatus:
         authenticated_user=row.authenticated_user,
         assumed_role=row.assumed_role,
         authenticated_roles=roles,
-        input=_safely("input", row.workflow_id, decode_inputs, row.inputs),
+        input=_safely("input", row.workflow_id, decode_inputs, row.inputs, shown(row.inputs)),
         output=_safely(
-            "output", row.workflow_id, lambda: codec.decode(row.output, fmt), row.output
+            "output",
+            row.workflow_id,
+            lambda: codec.decode(row.output, fmt),
+            row.output,
+            shown(row.output),
         ),
         error=_safely(
-            "error", row.workflow_id, lambda: codec.decode_error(row.error or "", fmt), row.error
+            "error",
+            row.workflow_id,
+            lambda: codec.decode_error(row.error or "", fmt),
+            row.error,
+            shown(row.error),
         ),
         created_at=row.created_at,
         updated_at=row.updated_at,
@@ -167,16 +186,30 @@ def _attributes(raw: Any) -> dict[str, Any] | None:
 
 
 def step_info(
-    codec: Codec, workflow_id: str, step: RecordedStep, *, load_output: bool = True
+    codec: Codec,
+    workflow_id: str,
+    step: RecordedStep,
+    *,
+    load_output: bool = True,
+    previews: bool = False,
 ) -> StepInfo:
+    """``step`` as a :class:`StepInfo` (``previews`` as in :func:`workflow_status`)."""
     fmt = step.serialization
     output = error = None
     if load_output:
         output = _safely(
-            "step output", workflow_id, lambda: codec.decode(step.output, fmt), step.output
+            "step output",
+            workflow_id,
+            lambda: codec.decode(step.output, fmt),
+            step.output,
+            preview_of(step.output, fmt) if previews else None,
         )
         error = _safely(
-            "step error", workflow_id, lambda: codec.decode_error(step.error or "", fmt), step.error
+            "step error",
+            workflow_id,
+            lambda: codec.decode_error(step.error or "", fmt),
+            step.error,
+            preview_of(step.error, fmt) if previews else None,
         )
     return StepInfo(
         function_id=step.function_id,
