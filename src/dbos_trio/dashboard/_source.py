@@ -25,6 +25,7 @@ from dbos_trio._config import DEFAULT_HEARTBEAT_INTERVAL
 from dbos_trio._core.filters import normalize_filters
 from dbos_trio._core.human import moment_text, relative_text
 from dbos_trio._core.pickled import read_error
+from dbos_trio._core.previews import preview_of
 from dbos_trio._core.statuses import ALL_STATUSES, CANCELLABLE_STATUSES
 from dbos_trio._engine.recovery.adoption import window_ms
 from dbos_trio._engine.recovery.doctor import Finding
@@ -128,6 +129,10 @@ class Source:
     def show(self, raw: str | None, fmt: str | None, kind: str = "value") -> Shown | None:
         if raw is None:
             return None
+        preview = preview_of(raw, fmt)
+        if preview is not None:  # too large to decode for a page (dbos_trio._core.previews)
+            note = f"{preview.size:,} characters stored as {fmt}: only its start is shown"
+            return Shown(preview.head + "...", False, note)
         if kind == "error" and fmt == PICKLE:
             # Read from the pickle's opcodes, never unpickled: the type, message, attempts
             # and traceback, whatever the setting and whoever's the class.
