@@ -163,6 +163,21 @@ async def test_a_client_enqueues_many_and_an_executor_runs_them(
             )
         with pytest.raises(DBOSInvalidArgumentError, match="row 1"):
             await client.enqueue_many(options, [(1,), "not a call"])  # type: ignore[list-item]
+        with pytest.raises(DBOSInvalidArgumentError, match="row 2: cannot serialize"):
+            await client.enqueue_many(options, [(1,), (2,), (lambda: 3,)])
+        # Rows after the first share its options: the same row a one-by-one enqueue writes.
+        one = await client.enqueue(options, 7)
+        many = await client.enqueue_many(options, [(7,), (7,)])
+        columns = "name, queue_name, priority, application_name, serialization, inputs IS NULL"
+        rows = [
+            await query(
+                dbos_url,
+                f"SELECT {columns} FROM {{t}}workflow_status WHERE workflow_uuid = %s",
+                h.workflow_id,
+            )
+            for h in [one, *many]
+        ]
+        assert rows[0] == rows[1] == rows[2]
 
 
 async def test_enqueue_many_is_refused_from_a_workflow_body(make_dbos: MakeDBOS) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from dbos_trio._client.base import ClientBase, ClientWorkflowHandle
-from dbos_trio._client.options import EnqueueOptions
+from dbos_trio._client.options import EnqueueOptions, payload_format
 from dbos_trio._client.rows import enqueued_row
 from dbos_trio._core.admission import QueueConfig, RateLimit
 from dbos_trio._engine.queues import bulk
@@ -24,6 +24,7 @@ from dbos_trio._engine.workflows.options import StartExtras
 from dbos_trio._ops import queues as ops
 from dbos_trio._ops.queues import OnConflict
 from dbos_trio._queue_setters import QueueSetters
+from dbos_trio._sysdb.records import NewWorkflow
 from dbos_trio.errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
 
 
@@ -151,18 +152,27 @@ class ClientQueues(ClientBase):
                 "enqueue_many: EnqueueOptions.workflow_id names one workflow; give each row "
                 "its own EnqueueCall(workflow_id=...)"
             )
+        extras = StartExtras(reuse_policy=options.workflow_id_reuse_policy)
+        fmt = payload_format(runtime.codec, options.serialization)
+        template: NewWorkflow | None = None  # the row of a call with no options of its own
         planned = []
         for index, call in enumerate(rows):
-            row_options = bulk.row_options(options, call)
-            if call.workflow_id is not None:
-                row_options = attrs.evolve(row_options, workflow_id=call.workflow_id)
             try:
-                new = enqueued_row(runtime, row_options, call.args, dict(call.kwargs))
+                if bulk.has_own_options(call) or template is None:
+                    row_options = bulk.row_options(options, call)
+                    if call.workflow_id is not None:
+                        row_options = attrs.evolve(row_options, workflow_id=call.workflow_id)
+                    new = enqueued_row(runtime, row_options, call.args, dict(call.kwargs))
+                    if not bulk.has_own_options(call) and options.workflow_id is None:
+                        template = new
+                else:
+                    # As enqueued_row would build it, without re-deriving what every plain
+                    # row shares (writer, placement, attributes): its own id and inputs.
+                    new = bulk.like(template, runtime.codec, fmt, call)
             except DBOSException as error:
                 raise DBOSInvalidArgumentError(
                     f"enqueue_many row {index}: {error.message}"
                 ) from error
-            extras = StartExtras(reuse_policy=options.workflow_id_reuse_policy)
             planned.append(bulk.PlannedRow(new, options.duplication_policy, extras))
         bulk.check_ids(planned)
         ids = await bulk.write_rows(runtime, planned)

@@ -55,6 +55,7 @@ from dbos_trio._engine.workflows.start import (
     writer_of,
 )
 from dbos_trio._registry import RegisteredWorkflow, resolve_workflow
+from dbos_trio._serialization import Codec
 from dbos_trio._sysdb.records import InitResult, NewWorkflow
 from dbos_trio.errors import (
     DBOSEnqueueManyError,
@@ -135,6 +136,35 @@ def row_options(base: Any, call: EnqueueCall) -> Any:
         if getattr(call, field) is not None
     }
     return attrs.evolve(base, **own) if own else base
+
+
+def has_own_options(call: EnqueueCall) -> bool:
+    """Whether the call sets an option of its own besides its id (so its row cannot be
+    made from the batch's template)."""
+    return (
+        call.deduplication_id is not None
+        or call.priority is not None
+        or call.queue_partition_key is not None
+        or call.delay_seconds is not None
+    )
+
+
+def like(template: NewWorkflow, codec: Codec, fmt: str, call: EnqueueCall) -> NewWorkflow:
+    """The row of a plain call (:func:`has_own_options` false) from the row another plain
+    call of the batch made: its own id, inputs and creator token, all else shared.
+    Arguments that cannot be serialized raise :class:`~dbos_trio.DBOSException`."""
+    try:
+        inputs = codec.encode_inputs(tuple(call.args), dict(call.kwargs), fmt)
+    except Exception as error:
+        raise DBOSException(
+            f"cannot serialize the arguments of workflow {template.name} as {fmt}: {error}"
+        ) from error
+    return attrs.evolve(
+        template,
+        workflow_id=call.workflow_id or random_uuid(),
+        inputs=inputs,
+        creator_xid=random_uuid(),
+    )
 
 
 def check_ids(planned: Sequence[PlannedRow]) -> None:

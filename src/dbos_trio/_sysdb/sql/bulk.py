@@ -6,7 +6,9 @@ inserted at most once by its id, and from a workflow body the one checkpoint (un
 caller's fence, in every statement) commits with them.
 
 A bulk enqueue writes its rows with the group-commit start statement (``init_workflows``
-on PostgreSQL: one statement per :data:`ENQUEUE_CHUNK` rows; on SQLite one transaction),
+on PostgreSQL: one statement per :data:`ENQUEUE_CHUNK` rows, up to
+:data:`ENQUEUE_CONNECTIONS` at once when no row has a deduplication id; on SQLite one
+transaction per chunk),
 so each row is made or found exactly as a single ``init_workflow`` would. A chunk that
 meets a deduplication id already held (by a row in the table or an earlier row of the
 chunk) fails as a whole; its rows are then written one at a time, so each gets its own
@@ -19,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import trio
+
 from dbos_trio._sysdb.errors import ForeignKeyViolation, UniqueViolation
 from dbos_trio._sysdb.records import Caller, InitResult, NewWorkflow, OutgoingMessage
 from dbos_trio._sysdb.rows import init_result, new_workflow_params
@@ -29,7 +33,10 @@ from dbos_trio.errors import DBOSNonExistentWorkflowError, DBOSQueueDeduplicated
 
 # Rows per statement of a bulk enqueue: a 5,000-row batch as one JSON parameter of
 # several MB would hold its locks (and the server's memory) for one long statement.
-ENQUEUE_CHUNK = 1000
+ENQUEUE_CHUNK = 500
+# Chunks written at once (each on a connection of the pool) when no row can collide with
+# another's deduplication id.
+ENQUEUE_CONNECTIONS = 3
 
 
 class _LostFence(Exception):
@@ -40,10 +47,41 @@ class BulkOperations(StepBatchOperations):
     async def init_workflows(
         self, news: Sequence[NewWorkflow]
     ) -> list[InitResult | DBOSQueueDeduplicatedError]:
-        results: list[InitResult | DBOSQueueDeduplicatedError] = []
-        for start in range(0, len(news), ENQUEUE_CHUNK):
-            results.extend(await self._init_chunk(news[start : start + ENQUEUE_CHUNK]))
-        return results
+        chunks = [
+            news[start : start + ENQUEUE_CHUNK] for start in range(0, len(news), ENQUEUE_CHUNK)
+        ]
+        if len(chunks) <= 1 or any(new.deduplication_id for new in news):
+            # Deduplication ids may collide across chunks: one at a time, so a collision
+            # is a unique violation, never a deadlock between two chunks.
+            results: list[InitResult | DBOSQueueDeduplicatedError] = []
+            for chunk in chunks:
+                results.extend(await self._init_chunk(chunk))
+            return results
+        return await self._init_chunks_concurrently(chunks)
+
+    async def _init_chunks_concurrently(
+        self, chunks: Sequence[Sequence[NewWorkflow]]
+    ) -> list[InitResult | DBOSQueueDeduplicatedError]:
+        """Chunks of distinct new ids on :data:`ENQUEUE_CONNECTIONS` connections at once: one
+        chunk's rows are encoded while the server inserts another's. A failure is raised
+        once every chunk has ended (the first chunk's, in order); the others committed."""
+        answers: list[list[InitResult | DBOSQueueDeduplicatedError]] = [[] for _ in chunks]
+        failures: list[tuple[int, Exception]] = []
+        limiter = trio.CapacityLimiter(ENQUEUE_CONNECTIONS)
+
+        async def write(index: int, chunk: Sequence[NewWorkflow]) -> None:
+            async with limiter:
+                try:
+                    answers[index] = await self._init_chunk(chunk)
+                except Exception as error:  # raised below, outside the nursery's group
+                    failures.append((index, error))
+
+        async with trio.open_nursery() as nursery:
+            for index, chunk in enumerate(chunks):
+                nursery.start_soon(write, index, chunk)
+        if failures:
+            raise min(failures, key=lambda failure: failure[0])[1]
+        return [result for answer in answers for result in answer]
 
     async def _init_chunk(
         self, news: Sequence[NewWorkflow]
