@@ -139,8 +139,9 @@ def scaffold(directory: Path, template: str, app_name: str, package: str) -> lis
 
 def add_parsers(commands: Any, **layout: Any) -> None:
     """Add ``init`` to ``commands`` (argparse subparsers). It takes no database options."""
-    text = "write a small runnable project: a Trio web service with a queue, a workflow, a "
-    text += "scheduled job, and its tests on virtual time with crash injection"
+    text = "write a small runnable project: a queue, a workflow, a scheduled job and their "
+    text += "tests on virtual time with crash injection, as a Trio web service (web-service: "
+    text += "Quart-Trio on Hypercorn) or a worker with no web framework (worker)"
     init = commands.add_parser("init", help=text, description=text + ".", **layout)
     init.add_argument(
         "--template",
@@ -184,9 +185,12 @@ def _write(args: argparse.Namespace) -> None:
     for path in written:
         print(f"  {path}")
     cd = "" if directory.resolve() == Path.cwd() else f"cd {directory} && "
+    program = next(
+        (p.stem for p in written if p.parent.name == package and p.stem != "__init__"), None
+    )
     print(
         "next:\n"
-        f"  {cd}pip install -e '.[test]'   # quart-trio, hypercorn, pytest, pytest-trio\n"
-        "  pytest                         # its tests, on virtual time, with crash injection\n"
-        f"  python -m {package}.service   # serves on 127.0.0.1:8000, Ctrl-C stops it"
+        f"  {cd}pip install -e '.[test]'   # its dependencies, pytest and pytest-trio\n"
+        "  pytest                         # its tests, on virtual time, with crash injection"
+        + (f"\n  python -m {package}.{program}    # run it; Ctrl-C stops it" if program else "")
     )
