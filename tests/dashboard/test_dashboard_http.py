@@ -280,8 +280,9 @@ async def test_queues_schedules_and_executors_pages(tmp_path: Path) -> None:
             )
         queues = (await client.get("/queues")).text
         row = queues[queues.index("payments</a>") :].split("</tr>")[0]
-        # enqueued 0, none waiting, running 2, delayed 0, global limit 4, per-worker limit 2
-        assert row.count("<td>") == 9
+        # enqueued 0, none waiting, running 2, delayed 0, global limit 4, per-worker limit 2,
+        # ..., and its Pause button
+        assert row.count("<td>") == 10 and 'class="queue-pause"' in row
         assert "<td>0</td><td></td><td>2</td><td>0</td><td>4</td><td>2</td>" in row
         schedules = (await client.get("/schedules")).text
         assert "nightly-&lt;script&gt;" in schedules and "0 3 * * *" in schedules

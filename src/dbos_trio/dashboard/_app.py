@@ -49,7 +49,7 @@ from dbos_trio.dashboard._static import CSS, JS
 from dbos_trio.errors import DBOSException
 
 logger = logging.getLogger("dbos_trio.dashboard")
-ACTIONS = ("cancel", "resume", "retry", "fork", "delete")
+ACTIONS = ("cancel", "pause", "unpause", "resume", "retry", "fork", "delete")
 # What an action did, by the code its redirect carries: the page shows only these texts,
 # so a crafted link cannot make the dashboard say anything else.
 OUTCOMES = {
@@ -61,6 +61,18 @@ OUTCOMES = {
     "forked": "Forked: this is the new workflow.",
     "deleted": "Deleted.",
     "triggered": "Triggered: this run of the schedule was enqueued now.",
+    "paused": "Paused: it stops before its next step (the step running now records first) "
+    "and nothing runs it until it is unpaused, restarts included.",
+    "already-paused": "Nothing changed: it was paused already.",
+    "unpaused": "Unpaused: enqueued again, it runs on from its first step not recorded.",
+    "not-paused": "Nothing changed: it was not paused.",
+}
+QUEUE_ACTIONS = ("pause", "unpause")
+QUEUE_OUTCOMES = {
+    "paused": "Paused: no executor claims from it until it is unpaused; running work goes on.",
+    "already-paused": "Nothing changed: it was paused already.",
+    "unpaused": "Unpaused: executors claim from it again, with the limits it had.",
+    "not-paused": "Nothing changed: it was not paused.",
 }
 SCHEDULE_ACTIONS = ("pause", "resume", "trigger")
 SCHEDULE_OUTCOMES = {
@@ -165,6 +177,8 @@ class DashboardApp:
         if method == "POST":
             if path == "/schedule":
                 return await self._schedule_action(request)
+            if path == "/queue":
+                return await self._queue_action(request)
             if path != "/action":
                 return Response(405, "method not allowed", "text/plain")
             return await self._action(request)
@@ -182,8 +196,12 @@ class DashboardApp:
             return await self._confirm(request, csrf_cookie)
         if path == "/queues":
             queues, depths, oldest = await self.source.queues()
-            content = ops_pages.queues_content(queues, depths, oldest, self.source.now_ms())
-            return self._page("Queues", content, "/queues")
+            csrf = None if self.guard.read_only else self.guard.csrf_field(csrf_cookie)
+            content = ops_pages.queues_content(
+                queues, depths, oldest, self.source.now_ms(), csrf=csrf
+            )
+            done = notice(QUEUE_OUTCOMES.get(request.query.get("done", "")))
+            return self._page("Queues", html("{0}{1}", done, content), "/queues")
         if path == "/schedules":
             listed = await self.source.schedules()
             csrf = None if self.guard.read_only else self.guard.csrf_field(csrf_cookie)
@@ -302,6 +320,15 @@ class DashboardApp:
             resumed = await self.source.resume(workflow_id)
             done = "resumed" if resumed else "not-resumed"
             return redirect(url("/workflow", id=workflow_id, done=done))
+        if action in ("pause", "unpause"):
+            try:
+                if action == "pause":
+                    done = "paused" if await self.source.pause(workflow_id) else "already-paused"
+                else:
+                    done = "unpaused" if await self.source.unpause(workflow_id) else "not-paused"
+            except DBOSException as refused:  # it finished meanwhile: say so, change nothing
+                return self._error(409, f"Not {action}d", str(refused))
+            return redirect(url("/workflow", id=workflow_id, done=done))
         if action == "retry":
             retried = await self.source.retry(workflow_id)
             return redirect(url("/workflow", id=retried, done="retried"))
@@ -331,6 +358,23 @@ class DashboardApp:
             return redirect(url("/schedules", done="resumed"))
         triggered = await self.source.trigger_schedule(name)
         return redirect(url("/workflow", id=triggered, done="triggered"))
+
+    async def _queue_action(self, request: Request) -> Response:
+        if self.guard.read_only:
+            return self._error(403, "Read-only", "this dashboard was started read-only")
+        if not self.guard.csrf_ok(request.headers, request.cookies, request.form):
+            return self._error(403, "Forbidden", "the form's CSRF check failed: reload the page")
+        name, action = request.form.get("name", ""), request.form.get("action", "")
+        if action not in QUEUE_ACTIONS:
+            raise BadRequest(f"unknown queue action {action!r} (one of {', '.join(QUEUE_ACTIONS)})")
+        try:
+            if action == "pause":
+                done = "paused" if await self.source.pause_queue(name) else "already-paused"
+            else:
+                done = "unpaused" if await self.source.unpause_queue(name) else "not-paused"
+        except DBOSException as refused:  # no such row, or the internal queue
+            return self._error(404, "Not found", str(refused))
+        return redirect(url("/queues", done=done))
 
 
 def local_path(path: str) -> str:

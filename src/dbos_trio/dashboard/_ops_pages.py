@@ -16,11 +16,36 @@ def _limit(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _queue_action(config: QueueConfig | None, csrf: str | None) -> Html:
+    """A queue's pause or unpause button (a POST form carrying the CSRF token); none when
+    read-only (``csrf`` None) or for a queue with no row to pause."""
+    if csrf is None or config is None:
+        return Html("")
+    action = "unpause" if config.paused else "pause"
+    return html(
+        '<form class="inline" method="post" action="/queue">'
+        '<input type="hidden" name="name" value="{0}">'
+        '<input type="hidden" name="action" value="{1}">'
+        '<input type="hidden" name="csrf" value="{2}">'
+        '<button type="submit" class="queue-{1}">{3}</button></form>',
+        config.name,
+        action,
+        csrf,
+        action.capitalize(),
+    )
+
+
 def queues_content(
-    queues: list[QueueConfig], depths: list[QueueDepth], oldest: dict[str, int], now_ms: int
+    queues: list[QueueConfig],
+    depths: list[QueueDepth],
+    oldest: dict[str, int],
+    now_ms: int,
+    *,
+    csrf: str | None = None,
 ) -> Html:
     """Every queue with its depth, its oldest ENQUEUED row's age (``oldest``: creation
-    times by queue), whether it is paused, and its limits."""
+    times by queue), whether it is paused, its limits and (unless read-only: ``csrf``
+    None) a pause or unpause button."""
     counts: dict[str, dict[str, int]] = {}
     for depth in depths:
         counts.setdefault(depth.queue_name, {})[depth.status] = depth.count
@@ -34,7 +59,7 @@ def queues_content(
         rows.append(
             html(
                 "<tr><td>{0}{9}</td><td>{1}</td><td>{10}</td><td>{2}</td><td>{3}</td><td>{4}</td>"
-                "<td>{5}</td><td>{6}</td><td>{7}</td><td>{8}</td></tr>",
+                "<td>{5}</td><td>{6}</td><td>{7}</td><td>{8}</td><td>{11}</td></tr>",
                 html('<a href="{0}">{1}</a>', url("/workflows", queue=name), name),
                 count.get("ENQUEUED", 0),
                 count.get("PENDING", 0),
@@ -48,6 +73,7 @@ def queues_content(
                 if config is not None and config.paused
                 else Html(""),
                 duration_text(now_ms - oldest[name]) if name in oldest else "",
+                _queue_action(config, csrf),
             )
         )
     return table(
@@ -62,6 +88,7 @@ def queues_content(
             "rate limit",
             "per-partition limit",
             "application",
+            "",
         ),
         rows,
     )

@@ -33,6 +33,7 @@ from dbos_trio._engine.schedules import definitions as schedules
 from dbos_trio._engine.schedules.definitions import WorkflowSchedule
 from dbos_trio._engine.state import Executor, Runtime
 from dbos_trio._ops import activity, manage
+from dbos_trio._ops import queues as queue_ops
 from dbos_trio._ops import schedules as schedule_ops
 from dbos_trio._ops.activity import Overview
 from dbos_trio._ops.reach import unrecorded
@@ -302,6 +303,24 @@ class Source:
     async def retry(self, workflow_id: str) -> str:
         """The new workflow's id (see :func:`dbos_trio._ops.manage.retry_workflow`)."""
         return await manage.retry_workflow(self.reach, workflow_id)
+
+    async def pause(self, workflow_id: str) -> bool:
+        """Whether this call paused it (False: paused already); a finished workflow raises
+        (see :func:`dbos_trio._ops.manage.pause_workflow`)."""
+        return await manage.pause_workflow(self.reach, workflow_id)
+
+    async def unpause(self, workflow_id: str) -> bool:
+        """Whether this call unpaused it (False: it was not paused)."""
+        return await manage.unpause_workflow(self.reach, workflow_id)
+
+    async def pause_queue(self, name: str) -> bool:
+        """Whether this call paused the queue (False: paused already); a queue with no row
+        raises (see :func:`dbos_trio._ops.queues.pause_queue`)."""
+        return await queue_ops.pause_queue(self.reach, name)
+
+    async def unpause_queue(self, name: str) -> bool:
+        """Whether this call unpaused the queue (False: it was not paused)."""
+        return await queue_ops.unpause_queue(self.reach, name)
 
     async def fork(self, workflow_id: str, start_step: int) -> str:
         return await manage.fork_workflow(self.reach, workflow_id, start_step)

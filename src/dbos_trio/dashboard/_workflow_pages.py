@@ -183,8 +183,12 @@ def _actions(row: WorkflowRow, read_only: bool) -> Html:
         return Html("")
     links = []
     workflow_id = row.workflow_id
-    if row.status in UNFINISHED:
+    if row.status in UNFINISHED or row.status == "PAUSED":
         links.append(("cancel", "Cancel"))
+    if row.status in UNFINISHED:
+        links.append(("pause", "Pause"))
+    if row.status == "PAUSED":
+        links.append(("unpause", "Unpause"))
     if row.status in RESUMABLE:
         links.append(("resume", "Resume"))
     if row.status == "ERROR":
@@ -283,6 +287,10 @@ def _more(more: bool, shown: int, what: str, command: str) -> Html:
 QUESTIONS = {
     "cancel": "Cancel this workflow? It stops at its next checkpoint, wherever it runs.",
     "resume": "Resume this workflow? It is enqueued again and continues after its last checkpoint.",
+    "pause": "Pause this workflow? It stops before its next step (a step running now records "
+    "first) and nothing runs it until it is unpaused, restarts included.",
+    "unpause": "Unpause this workflow? It is enqueued again and runs on from its first step "
+    "not recorded.",
     "retry": "Retry this failed workflow? A new workflow replays the steps before the first "
     "failed one and runs the rest with the application's latest version (fix the code first).",
     "fork": "Fork this workflow? A new workflow replays the steps before the chosen one and "
