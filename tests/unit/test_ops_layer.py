@@ -56,7 +56,7 @@ BAD_CALLS: dict[str, Callable[[Any], object]] = {
     "cancel_workflows": lambda r: manage.cancel_workflows(r, "one-id-not-a-list"),
     "resume_workflow": lambda r: manage.resume_workflow(r, "wf", queue_name=""),
     "resume_workflows": lambda r: manage.resume_workflows(r, ["wf", None]),  # type: ignore[list-item]
-    "fork_workflow": lambda r: manage.fork_workflow(r, "wf", 0),
+    "fork_workflow": lambda r: manage.fork_workflow(r, "wf", -1),
     "fork_workflow (children)": lambda r: manage.fork_workflow(
         r,
         "wf",
