@@ -9,8 +9,8 @@ Invariants, and why:
 * Names are checked before anything is written: the application name (``Config.app_name``'s
   rule) and the Python package name, both derived from the directory's name unless
   ``--name`` gives one. A package name that would shadow a module the project imports
-  (``trio``, ``tests``, a module of the standard library) is refused: its tests would import the
-  wrong thing.
+  (``trio``, ``tests``, a module of the standard library) is refused: its tests would
+  import the wrong thing.
 * The templates are package data, ``dbos_trio/cli/_templates/<template>/``, read through
   :mod:`importlib.resources` so they work from a wheel as from a checkout. Their files end
   in ``.tmpl`` so that neither the package's linters nor the import system take them for
@@ -54,7 +54,7 @@ def _root() -> Traversable:
 
 
 def template_names() -> list[str]:
-    """The templates shipped with the package, sorted."""
+    """The templates shipped with the package, sorted (``web-service``, ``worker``)."""
     return sorted(entry.name for entry in _root().iterdir() if entry.is_dir())
 
 
