@@ -222,3 +222,17 @@ def test_the_example_test_file_passes_with_the_pytest_plugin(tmp_path: Path) -> 
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "4 passed" in done.stdout
+
+
+def test_the_upgrade_check_loop_names_the_divergence_and_passes_the_patched_version(
+    tmp_path: Path,
+) -> None:
+    out = run_example(tmp_path, "check_upgrade.py")
+    assert "FAILED: 3 in-flight workflow(s) would not replay" in out
+    assert "diverged at function id 1: recorded reserve, new code calls charge" in out
+    assert "check C: ok" in out
+    assert "check C against the bundle: ok" in out
+    assert "check C against the laptop's copy: ok" in out
+    for order in ("sleeping", "waiting", "fanning"):
+        assert f"C: shipped {order} (ok)" in out
+    assert "['DBOS.patch-charge-first', 'charge', 'reserve']" in out

@@ -152,10 +152,8 @@ def _hint(recorded: DurableCall, new: DurableCall) -> str:
         )
     if recorded.kind == "step" and new.kind == "step":
         return (
-            " — if the branch taken depends on the clock, random numbers or fresh ids read "
-            "in the workflow body, read them with dbos.now(), dbos.random() or "
-            "dbos.uuid4() so a replay sees the recorded values; for an intended change, "
-            "put it behind dbos.patch()"
+            " — an intended change goes behind dbos.patch(); if a time, random number or id "
+            "read in the body picks the branch, read it with dbos.now()/random()/uuid4()"
         )
     return ""
 
