@@ -202,9 +202,18 @@ async def test_undecodable_inputs_and_unknown_names_are_reported_not_fatal(
     renamed = attrs.evolve(
         history, row=attrs.evolve(history.row, workflow_id="gone", name="no-such-workflow")
     )
-    report = await check_upgrade(dbos, histories=[garbled, renamed])
+    homeless = attrs.evolve(
+        history,
+        row=attrs.evolve(history.row, workflow_id="homeless", class_name="Shop", config_name="x"),
+    )
+    report = await check_upgrade(dbos, histories=[garbled, renamed, homeless])
     verdicts = {r.workflow_id: r.verdict for r in report.results}
-    assert verdicts == {"waiting": "undecodable", "gone": "not_registered"}
+    assert verdicts == {
+        "waiting": "undecodable",
+        "gone": "not_registered",
+        "homeless": "not_registered",
+    }
+    assert "no instance of Shop" in report.by_id()["homeless"].message
     assert "cannot be decoded" in report.by_id()["waiting"].message
     assert not report.ok  # both are in flight
     assert not ran

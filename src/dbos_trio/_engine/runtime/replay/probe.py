@@ -11,6 +11,7 @@ probe, not the exception, is what the runner reads.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from types import FrameType
@@ -21,7 +22,10 @@ from dbos_trio._core.replay import DurableCall, kind_of
 from dbos_trio._sysdb.records import RecordedStep
 
 # Frames in these directories are the machinery between the user's call and the probe.
-_MACHINERY = (str(Path(__file__).resolve().parents[3]), str(Path(trio.__file__).parent))
+_MACHINERY = tuple(
+    str(directory) + os.sep
+    for directory in (Path(__file__).resolve().parents[3], Path(trio.__file__).resolve().parent)
+)
 
 
 class ReplayStop(BaseException):

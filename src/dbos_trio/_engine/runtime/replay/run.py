@@ -45,7 +45,7 @@ from dbos_trio._registry import Registry
 from dbos_trio._serialization import PORTABLE_JSON
 from dbos_trio._sysdb.protocol import SystemDatabase
 from dbos_trio._sysdb.records import ClaimedWorkflow
-from dbos_trio.errors import DBOSException
+from dbos_trio.errors import DBOSException, DBOSWorkflowFunctionNotFoundError
 
 logger = logging.getLogger("dbos_trio.check")
 
@@ -149,6 +149,9 @@ async def _replay(app: ReplayApp, identity: Identity, history: RecordedHistory) 
         )
         try:
             bound = _bound_receiver(registered, claimed)
+        except DBOSWorkflowFunctionNotFoundError as missing:
+            return _result(history, verdicts.NOT_REGISTERED, str(missing), probe)
+        try:
             args, kwargs = executor.codec.decode_inputs(row.inputs, row.serialization)
             if row.serialization == PORTABLE_JSON:
                 args, kwargs = coerce_portable_arguments(registered, args, kwargs, len(bound))
