@@ -187,6 +187,16 @@ def _check_otel_format(_: Any, attribute: attrs.Attribute[str], value: Any) -> N
         raise _fail(f"Config.{attribute.name}", f"{value!r} must be 'legacy' or 'semconv'")
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _check_log_level(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and value not in LOG_LEVELS:
+        raise _fail(
+            f"Config.{attribute.name}", f"{value!r} must be one of {', '.join(LOG_LEVELS)} or None"
+        )
+
+
 def _check_retention(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value is not None and not isinstance(value, RetentionPolicy):
         raise _fail(
@@ -231,6 +241,8 @@ class Config:
     - ``adopt_dead_executors_after`` [60.0, or six heartbeat intervals if longer]: seconds
       of silence after which this executor takes over another dbos_trio executor's PENDING
       rows (None: only ``recover_executor`` does).
+    - ``log_level`` ["INFO"]: the level of the stderr log launch sets up when nothing
+      else configured logging (None: leave logging alone).
     - ``enable_otel`` [False]: OpenTelemetry spans (the ``otel`` extra).
     - ``otel_attribute_format`` ["legacy"]: span attribute names, "legacy" or "semconv".
     - ``otel_tracer_provider`` [None]: the TracerProvider spans go to (None: the global).
@@ -378,6 +390,13 @@ class Config:
     ``recover_executor`` moves another executor's work. docs/versions.md says why these are
     safe under outages and partitions."""
 
+    log_level: str | None = attrs.field(default="INFO", validator=_check_log_level)
+    """The library's log on stderr, as the official SDK's: when nothing has configured
+    logging at launch (no handler on the root or the ``dbos_trio`` logger), launch installs
+    :func:`~dbos_trio.configure_logging` at this level, so the launch and shutdown lines,
+    failures and warnings are seen. Configure logging before launch to route them
+    elsewhere; None leaves logging alone (then only warnings reach stderr, by Python's
+    last-resort handler)."""
     enable_otel: bool = attrs.field(default=False, validator=_field_check(require_bool))
     """OpenTelemetry spans for every workflow and durable call (the ``otel`` extra): see
     docs/observability.md. Off (the default), nothing imports ``opentelemetry``."""

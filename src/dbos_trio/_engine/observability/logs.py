@@ -126,3 +126,16 @@ def configure_logging(
     library.setLevel(level)
     library.propagate = False
     return handler
+
+
+def default_logging(level: str | None) -> None:
+    """Install :func:`configure_logging` at ``level`` when nothing configured logging yet
+    (no handler on the root logger or on the library's): what ``Config.log_level`` does at
+    launch, so a program that never touched logging sees the launch line and its failures,
+    as the official SDK's users do. An application's own configuration always wins; None
+    leaves logging alone."""
+    if level is None:
+        return
+    if logging.getLogger().handlers or logging.getLogger(LIBRARY_LOGGER).handlers:
+        return
+    configure_logging(level)

@@ -43,6 +43,7 @@ from dbos_trio._clock import Clock
 from dbos_trio._config import Config
 from dbos_trio._core.admission import QueueConfig
 from dbos_trio._engine.admin import retention, timeouts
+from dbos_trio._engine.observability.logs import default_logging
 from dbos_trio._engine.queues import enqueue as queues
 from dbos_trio._engine.recovery import adoption, versions
 from dbos_trio._engine.recovery import at_launch as recovery
@@ -101,6 +102,7 @@ async def open_executor(
     """
     if drain_seconds is None:
         drain_seconds = config.shutdown_drain_seconds
+    default_logging(config.log_level)
     identity = resolve_identity(config, registry.all())
     registry.freeze()
     try:
