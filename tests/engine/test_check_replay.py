@@ -173,7 +173,7 @@ async def test_the_reordering_behind_a_patch_replays_and_then_completes_every_wo
     make_dbos: Callable[..., DBOS], dbos_url: str
 ) -> None:
     await record(make_dbos)
-    report, ran, dbos, _ = await check_against(make_dbos, dbos_url, "patched")
+    report, ran, dbos, order = await check_against(make_dbos, dbos_url, "patched")
     assert report.by_id()["done"].verdict == "compatible"
     assert report.by_id()["crashed"].verdict == "compatible"
     assert report.ok, report.summary()
@@ -184,7 +184,20 @@ async def test_the_reordering_behind_a_patch_replays_and_then_completes_every_wo
             handle = await dbos.retrieve_workflow(workflow_id)
             with trio.fail_after(HANG_GUARD):
                 assert await handle.get_result() == [x + 1, x + 2, "GO"]
-    assert ran["c"] == 1  # the waiting one ran on for real after the check
+        with SetWorkflowID("patched-run"):  # a new execution takes the patched branch
+            handle = await dbos.start_workflow(order, 7)
+        await dbos.send("patched-run", "go", "go")
+        assert await handle.get_result() == [8, 9, "GO"]
+    assert ran["c"] == 2  # the waiting one ran on for real after the check, and the new one
+    # Its history (the marker, then b before a) replays on the patched branch ...
+    again, _, _, _ = await check_against(make_dbos, dbos_url, "patched")
+    assert again.by_id()["patched-run"].verdict == "compatible", again.summary()
+    # ... and code without the patch would meet the marker first.
+    old, _, _, _ = await check_against(make_dbos, dbos_url, "v1")
+    old_run = old.by_id()["patched-run"]
+    assert old_run.verdict == "diverged"
+    assert old_run.recorded is not None
+    assert (old_run.recorded.kind, old_run.recorded.name) == ("patch", "DBOS.patch-reorder")
 
 
 async def test_undecodable_inputs_and_unknown_names_are_reported_not_fatal(
