@@ -130,6 +130,19 @@ def client_peer(url: str, workflow_id: str) -> None:
         client.destroy()
 
 
+def client_read(url: str, workflow_id: str) -> None:
+    """What the official client reads of a finished workflow: its result, its inputs."""
+    from dbos import DBOSClient
+
+    client = DBOSClient(system_database_url=url)
+    try:
+        result = client.retrieve_workflow(workflow_id).get_result(polling_interval_sec=0.1)
+        [status] = client.list_workflows(workflow_ids=[workflow_id], load_input=True)
+        emit({"result": result, "input": status.input})
+    finally:
+        client.destroy()
+
+
 def serve(url: str, app_name: str) -> None:
     from dbos import DBOS
 
@@ -219,6 +232,9 @@ def main(argv: list[str]) -> None:
     elif command == "client-peer":
         (workflow_id,) = rest
         client_peer(url, workflow_id)
+    elif command == "client-read":
+        (workflow_id,) = rest
+        client_read(url, workflow_id)
     elif command == "serve":
         (app_name,) = rest
         serve(url, app_name)
