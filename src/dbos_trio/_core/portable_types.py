@@ -111,9 +111,14 @@ _NONE = type(None)
 
 
 def from_portable(hint: Any, data: Any, path: str = "") -> Any:
-    """``data`` (plain JSON) as the type ``hint`` says; data that does not fit it raises
-    :class:`PortableValueError`. ``Any``, an unknown hint or a bare ``object`` leave the
-    data as it is (so do type variables and forward references that did not resolve)."""
+    """``data`` (plain JSON, as ``recv``, ``get_event`` or ``read_stream`` return a portable
+    value) as the type ``hint`` says: ``from_portable(Order, await dbos.recv("orders"))``.
+
+    Types as in the table of docs/input-and-trust.md, nested (``list[Line]``,
+    ``Order | None``); ``Any``, a missing or unknown hint, a type variable or an unresolved
+    forward reference leave the data as it is. Data that does not fit raises
+    :class:`~dbos_trio.PortableValueError` naming the field (``lines[2].price``). Pure: it
+    reads nothing, imports nothing named by the data, and has nothing to cancel."""
     if hint is UNTYPED or hint is None or hint is Any or hint is object:
         return data
     if isinstance(hint, typing.TypeVar | typing.ForwardRef | str):
