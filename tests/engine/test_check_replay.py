@@ -11,8 +11,10 @@ or writing a row.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -305,3 +307,39 @@ async def test_fan_out_children_and_a_pending_sleep_replay_and_a_change_after_th
     assert napping.new is not None and napping.new.kind == "sleep"
     assert napping.new.where == line_of("new-call: fan")
     assert ran["price"] == 0
+
+
+async def test_a_cancelled_check_stops_after_the_replay_in_progress(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    started, proceed = threading.Event(), threading.Event()
+    replays: list[str] = []
+
+    def build_plain(blocking: bool) -> tuple[DBOS, Any]:
+        dbos = make_dbos()
+
+        @dbos.workflow(name="plain")
+        async def plain(x: int) -> int:
+            if blocking:  # the replay, in check's thread: hold it until the test cancels
+                replays.append(str(x))
+                started.set()
+                proceed.wait(HANG_GUARD)
+            return x
+
+        return dbos, plain
+
+    recorder, plain = build_plain(False)
+    async with recorder.launched():
+        for x in range(3):
+            with SetWorkflowID(f"plain-{x}"):
+                await plain(x)
+    checker, _ = build_plain(True)
+    with trio.CancelScope() as scope:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(partial(check_upgrade, checker, dbos_url, finished=10))
+            await trio.to_thread.run_sync(started.wait, HANG_GUARD)
+            scope.cancel()
+            proceed.set()
+    assert scope.cancelled_caught
+    assert len(replays) == 1  # the next replay never started
+    assert not checker.is_launched

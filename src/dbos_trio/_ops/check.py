@@ -16,8 +16,8 @@ Invariants, and why:
   ``trio.run`` under a ``MockClock``), so ``check`` can be awaited from a Trio program or
   test and time in it stays virtual.
 
-Cancellation: ``load_histories`` only reads; a cancelled ``check`` abandons its thread's
-results (the thread finishes its current replay, which writes nothing).
+Cancellation: ``load_histories`` only reads; a cancelled ``check`` stops once the replay in
+progress ends (replays write nothing), and raises ``trio.Cancelled``.
 """
 
 from __future__ import annotations
@@ -112,5 +112,6 @@ async def check(app: ReplayApp, histories: Sequence[RecordedHistory]) -> CheckRe
     is its verdict in the report, never raised.
     """
     started = monotonic()
-    results = await trio.to_thread.run_sync(partial(replay_all, app, list(histories)))
+    replay = partial(replay_all, app, list(histories), before_each=trio.from_thread.check_cancelled)
+    results = await trio.to_thread.run_sync(replay)
     return CheckReport(results=tuple(results), seconds=monotonic() - started)

@@ -67,13 +67,15 @@ def replay_all(
     app: ReplayApp,
     histories: Iterable[RecordedHistory],
     on_result: Callable[[ReplayResult], None] | None = None,
+    before_each: Callable[[], None] | None = None,
 ) -> list[ReplayResult]:
     """Replay each history against ``app``'s registered code; the verdicts, in order.
 
     Synchronous: each replay is its own ``trio.run`` (call it from a thread when inside
     one, as :mod:`dbos_trio._ops.check` does). A launched application raises
     :class:`~dbos_trio.DBOSException` before anything runs. Errors of the new code are
-    verdicts, never raised; ``KeyboardInterrupt`` stops the loop.
+    verdicts, never raised; ``KeyboardInterrupt`` stops the loop, and so does whatever
+    ``before_each`` raises (called before each replay: a caller's cancellation).
     """
     if app.slot.executor is not None:
         raise DBOSException(
@@ -84,6 +86,8 @@ def replay_all(
     app.registry.freeze()
     try:
         for history in histories:
+            if before_each is not None:
+                before_each()
             clock = trio.testing.MockClock(autojump_threshold=0)
             result = trio.run(_replay, app, identity, history, clock=clock)
             results.append(result)
