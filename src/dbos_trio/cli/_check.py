@@ -51,7 +51,8 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser, **layout: Any) -
         action="append",
         default=[],
         metavar="FILE",
-        help="replay the workflows of this exported bundle (repeatable; no database needed)",
+        help="replay every workflow of this exported bundle (repeatable; no database "
+        "needed; the filters below select from the database only)",
     )
     check.add_argument(
         "--finished",
