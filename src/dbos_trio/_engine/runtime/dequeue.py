@@ -25,8 +25,10 @@ Invariants, and why:
 
   - one row or none: at once. A caller that enqueues one workflow at a time and waits
     for each is never delayed (an unconditional pause cost it the pause per workflow);
-  - as many rows as it had free slots (a backlog): after ``CLAIM_SPACING_SECONDS``, so
-    the slots freed meanwhile are filled by one claim, not one claim each;
+  - as many rows as it had free slots (a backlog), one row included when other slots
+    were busy: after ``CLAIM_SPACING_SECONDS``, so the slots freed meanwhile are filled by
+    one claim, not one claim each (a drain at concurrency 16 had made half its claims for
+    a single freed slot, each a full claim statement);
   - several rows but fewer than its free slots (work trickling in, S4's stream of
     enqueues): after ``CLAIM_WINDOW_SECONDS``, so what arrives meanwhile goes in one
     claim and the workflows it starts together share their commits (S4, in process:
@@ -206,9 +208,11 @@ async def run_worker(executor: Executor, queue_name: str) -> None:
                 budget = local_budget(config, executor.running, None)
                 last_claim_at = trio.current_time()
                 contended = False
+                claim_took = 0.0
                 claimed: list[tuple[ClaimedWorkflow, str]] = []
                 try:
                     claimed = await claim_once(executor, config)
+                    claim_took = trio.current_time() - last_claim_at
                 except QueueContention:
                     contended = True
                 except SystemDatabaseError as error:
@@ -235,7 +239,12 @@ async def run_worker(executor: Executor, queue_name: str) -> None:
                         executor.starting.discard(row.workflow_id)
                 finally:
                     executor.starting.difference_update(row.workflow_id for row, _ in claimed)
-                pause = claim_pause(len(claimed), budget)
+                pause = claim_pause(len(claimed), budget, config.worker_concurrency)
+                if pause == CLAIM_SPACING_SECONDS:
+                    # Counted from the claim's end: a claim slower than the spacing (a
+                    # loaded server) would otherwise leave none, and each freed slot
+                    # would cost a claim of its own.
+                    pause += claim_took
                 interval = next_poll_interval(interval or base, base, contended=contended)
                 wait = interval * random.uniform(0.95, 1.05)
                 if not contended and (budget is None or len(claimed) < budget):
@@ -266,13 +275,17 @@ async def rate_window_wait(executor: Executor, config: QueueConfig) -> float:
     return max(MIN_POLL_INTERVAL_SECONDS, (reopens - now_ms + 1) / 1000)
 
 
-def claim_pause(found: int, budget: int | None) -> float:
-    """How long after a claim's start the next may start, from the rows it ``found`` and
-    the free slots (``budget``, None: no cap) it had (see the module docstring)."""
+def claim_pause(found: int, budget: int | None, capacity: int | None = None) -> float:
+    """How long after a claim's start the next may start, from the rows it ``found``, the
+    free slots (``budget``, None: no cap) it had, and the worker's slots in all
+    (``capacity``, None: no cap); see the module docstring."""
+    filled = budget is not None and found >= budget > 0
+    if filled and (found > 1 or (capacity is not None and capacity > found)):
+        # A backlog: even one row taking the one slot that was free, while others are
+        # busy, means more is waiting. Let a few more slots free before the next claim.
+        return CLAIM_SPACING_SECONDS
     if found <= 1:
         return 0.0
-    if budget is not None and found >= budget:
-        return CLAIM_SPACING_SECONDS
     return CLAIM_WINDOW_SECONDS
 
 
