@@ -15,6 +15,7 @@ Invariants, and why:
 from __future__ import annotations
 
 import inspect
+import logging
 import sys
 import weakref
 from collections.abc import Awaitable, Callable
@@ -24,6 +25,8 @@ import attrs
 
 from dbos_trio._core import validate
 from dbos_trio.errors import DBOSException
+
+logger = logging.getLogger("dbos_trio.registry")
 
 WorkflowKind = Literal["function", "static", "class", "instance"]
 
@@ -157,6 +160,13 @@ class Registry:
             raise DBOSException(
                 f"workflow name {registered.name!r} is registered twice, by "
                 f"{existing.func.__module__} and {registered.func.__module__}"
+            )
+        if existing is not None and existing.func is not registered.func:
+            # dbos 3.4 warns too: the later definition replaces the earlier one, which is
+            # usually a copy-paste slip the user wants to hear about.
+            logger.warning(
+                "Duplicate registration of function '%s': the later definition is used",
+                registered.name,
             )
         self._workflows[registered.name] = registered
 
