@@ -25,15 +25,19 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from chaos.cluster import Cluster, available, pgbouncer, pgbouncer_available  # noqa: E402
-from dbos_trio import (  # noqa: E402
+from dbos_trio import (  # noqa: E402  # noqa: E402
     DBOS,
+    Client,
     Config,
     DBOSAwaitedWorkflowCancelledError,
+    EnqueueOptions,
     SetWorkflowID,
     SetWorkflowTimeout,
 )
+from dbos_trio._sysdb.wakeups import queue_key  # noqa: E402
 
-from support.waiting import wait_until  # noqa: E402
+from support.time_fixtures import running, until_waiting  # noqa: E402
+from support.waiting import HANG_GUARD, wait_until  # noqa: E402
 
 _WHY = available() or pgbouncer_available()
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(_WHY is not None, reason=f"{_WHY}")]
@@ -131,3 +135,32 @@ async def test_listen_through_the_pooler_is_detected_and_named_once(
     ]
     assert len(warnings) == 1
     assert "direct_database_url" in warnings[0] and "use_listen_notify=False" in warnings[0]
+
+
+async def test_an_enqueue_through_the_pooler_wakes_a_worker_listening_directly(
+    proxied: tuple[Cluster, str], wakeup_waits: list[tuple[str, float]]
+) -> None:
+    # The worker's queue is polled once an hour: only the enqueue's NOTIFY (sent through
+    # the pooler, delivered to the LISTEN on the direct connection) starts it in time.
+    cluster, url = proxied
+    dbos = DBOS(
+        Config(
+            app_name="woken",
+            database_url=url,
+            direct_database_url=cluster.url(),
+            prepared_statements=False,
+        )
+    )
+    dbos.register_queue("woken-q", polling_interval_sec=3600)
+
+    @dbos.workflow(name="woken.double")
+    async def double(x: int) -> int:
+        return 2 * x
+
+    async with running(dbos):  # once the listener's self-test came back
+        await until_waiting(wakeup_waits, queue_key("woken-q"))  # its first claim is done
+        async with Client(url, app_name="woken", prepared_statements=False) as client:
+            options = EnqueueOptions(workflow_name="woken.double", queue_name="woken-q")
+            handle = await client.enqueue(options, 21)
+            with trio.fail_after(HANG_GUARD):
+                assert await handle.get_result() == 42
