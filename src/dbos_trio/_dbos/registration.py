@@ -13,6 +13,7 @@ from dbos_trio._core import validate
 from dbos_trio._core.admission import QueueConfig, RateLimit, validate_queue
 from dbos_trio._core.retry import MAX_RETRY_INTERVAL_SECONDS, RetryPolicy
 from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._dbos.steps import check_step_timeout
 from dbos_trio._engine.observability.failures import WorkflowFailure
 from dbos_trio._engine.queues.stored import OnConflict, check_on_conflict
 from dbos_trio._engine.workflows import children
@@ -134,7 +135,7 @@ class Registration(DBOSBase):
         validate.seconds(interval_seconds, "interval_seconds")
         if validate.number(backoff_rate, "backoff_rate") <= 0:
             raise DBOSInvalidArgumentError(f"backoff_rate must be > 0, not {backoff_rate!r}")
-        validate.optional_seconds(timeout_seconds, "timeout_seconds", positive=True)
+        check_step_timeout(timeout_seconds)
         validate.boolean(asyncio, "asyncio")
         if should_retry is not None and not callable(should_retry):
             raise DBOSArgumentTypeError(f"should_retry must be callable, not {should_retry!r}")

@@ -23,6 +23,18 @@ from dbos_trio._engine.workflows.step_status import StepStatus, current_step_sta
 from dbos_trio.errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
 
 
+def check_step_timeout(timeout_seconds: float | None) -> None:
+    """Refuse a step timeout that is not a positive, finite number of seconds, with dbos
+    3.4's words first ("Step timeouts must be positive and finite") and ours after."""
+    try:
+        validate.optional_seconds(timeout_seconds, "timeout_seconds", positive=True)
+    except DBOSInvalidArgumentError as error:
+        detail = str(error).removeprefix("DBOS Error: ")
+        raise DBOSInvalidArgumentError(
+            f"Step timeouts must be positive and finite: {detail}"
+        ) from None
+
+
 def _callable_name(fn: Callable[..., Any]) -> str:
     return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn))
 
@@ -66,7 +78,7 @@ class Steps(DBOSBase):
         if validate.number(backoff_rate, "backoff_rate") <= 0:
             raise DBOSInvalidArgumentError(f"backoff_rate must be > 0, not {backoff_rate!r}")
         validate.seconds(max_interval_seconds, "max_interval_seconds")
-        validate.optional_seconds(timeout_seconds, "timeout_seconds", positive=True)
+        check_step_timeout(timeout_seconds)
         if should_retry is not None and not callable(should_retry):
             raise DBOSArgumentTypeError(f"should_retry must be callable, not {should_retry!r}")
         is_async = _is_async(fn)
