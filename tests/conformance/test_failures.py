@@ -42,7 +42,7 @@ async def test_step_retries(dbos: DBOS, autojump_clock: MockClock) -> None:
     @dbos.step(retries_allowed=True, interval_seconds=0, max_attempts=2)
     async def failing_step() -> None:
         calls["n"] += 1
-        raise Exception("fail")
+        raise RetryableError("fail")
 
     @dbos.workflow()
     async def failing_workflow() -> None:
@@ -72,7 +72,7 @@ async def test_step_retries_no_final_sleep(dbos: DBOS, autojump_clock: MockClock
 
     @dbos.step(retries_allowed=True, interval_seconds=100, backoff_rate=1, max_attempts=3)
     async def failing_step() -> None:
-        raise Exception("fail")
+        raise RetryableError("fail")
 
     @dbos.workflow()
     async def failing_workflow() -> None:
@@ -185,7 +185,7 @@ async def test_step_status(dbos: DBOS, autojump_clock: MockClock) -> None:
         assert status.max_attempts == 5
         calls["n"] += 1
         if calls["n"] < 5:
-            raise Exception("fail")
+            raise RetryableError("fail")
 
     @dbos.workflow()
     async def a_workflow() -> None:
