@@ -1,0 +1,309 @@
+"""Port of the official SDK's ``tests/test_streaming.py``: writing, closing and reading
+streams, offsets, termination, timeouts, clients and checkpointed reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+from trio.testing import MockClock
+
+from dbos_trio import (
+    DBOS,
+    Client,
+    DBOSException,
+    DBOSNonExistentWorkflowError,
+    DBOSStreamTimeoutError,
+    SetWorkflowID,
+)
+
+VALUES: list[Any] = ["hello", 42, {"key": "value"}, [1, 2, 3], None]
+
+
+async def read_all(dbos: DBOS, workflow_id: str, key: str, **options: Any) -> list[Any]:
+    return [value async for value in dbos.read_stream(workflow_id, key, **options)]
+
+
+async def test_basic_stream_write_read(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_basic_stream_write_read"""
+
+    @dbos.workflow()
+    async def writer() -> None:
+        for value in VALUES:
+            await dbos.write_stream("s", value)
+        await dbos.close_stream("s")
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await writer()
+        assert await read_all(dbos, "wf", "s") == VALUES
+        assert await read_all(dbos, "wf", "s") == VALUES  # reading does not consume
+
+
+async def test_stream_read_offset(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_stream_read_offset"""
+
+    @dbos.workflow()
+    async def writer() -> None:
+        for index in range(5):
+            await dbos.write_stream("s", index)
+        await dbos.close_stream("s")
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await writer()
+        assert await read_all(dbos, "wf", "s", offset=0) == [0, 1, 2, 3, 4]
+        assert await read_all(dbos, "wf", "s", offset=2) == [2, 3, 4]
+        assert await read_all(dbos, "wf", "s", offset=4) == [4]
+        assert await read_all(dbos, "wf", "s", offset=5) == []
+        assert await read_all(dbos, "wf", "s", offset=100) == []
+
+
+async def test_read_stream_offset(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_read_stream_offset"""
+
+    @dbos.workflow()
+    async def writer() -> None:
+        await dbos.write_stream("s", "v0")
+        await dbos.write_stream("s", "v1")
+        await dbos.close_stream("s")
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await writer()
+        assert await dbos.read_stream_offset("wf", "s", 1) == "v1"
+
+
+async def test_unclosed_stream(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_unclosed_stream"""
+
+    class WriterError(Exception):
+        pass
+
+    @dbos.workflow()
+    async def writer() -> None:
+        for value in VALUES:
+            await dbos.write_stream("s", value)
+
+    @dbos.workflow()
+    async def failing_writer() -> None:
+        for value in VALUES:
+            await dbos.write_stream("s", value)
+        raise WriterError
+
+    async with dbos.launched():
+        with SetWorkflowID("ok"):
+            await writer()
+        assert await read_all(dbos, "ok", "s") == VALUES
+        with SetWorkflowID("bad"), pytest.raises(WriterError):
+            await failing_writer()
+        assert await read_all(dbos, "bad", "s") == VALUES
+
+
+async def test_stream_termination_while_reader_blocked(
+    dbos: DBOS, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_streaming.py::test_stream_termination_while_reader_blocked"""
+    finish = trio.Event()
+
+    @dbos.workflow()
+    async def writer() -> None:
+        await dbos.write_stream("s", "first")
+        await finish.wait()
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            handle = await dbos.start_workflow(writer)
+        seen: list[Any] = []
+        async with trio.open_nursery() as nursery:
+
+            async def read() -> None:
+                seen.extend(await read_all(dbos, "wf", "s"))
+
+            nursery.start_soon(read)
+            await trio.sleep(1)
+            finish.set()
+        await handle.get_result()
+        assert seen == ["first"]
+
+
+async def test_stream_concurrent_write_read(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_stream_concurrent_write_read"""
+
+    @dbos.workflow()
+    async def writer() -> None:
+        for index in range(10):
+            await dbos.write_stream("s", index)
+            await dbos.sleep(0.1)
+        await dbos.close_stream("s")
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await dbos.start_workflow(writer)
+        assert await read_all(dbos, "wf", "s") == list(range(10))
+
+
+async def test_stream_multiple_keys(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_stream_multiple_keys"""
+
+    @dbos.workflow()
+    async def writer() -> None:
+        await dbos.write_stream("a", 1)
+        await dbos.write_stream("b", "x")
+        await dbos.write_stream("a", 2)
+        await dbos.close_stream("a")
+        await dbos.close_stream("b")
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await writer()
+        assert await read_all(dbos, "wf", "a") == [1, 2]
+        assert await read_all(dbos, "wf", "b") == ["x"]
+
+
+async def test_stream_empty_stream(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_stream_empty_stream"""
+
+    @dbos.workflow()
+    async def writer() -> None:
+        await dbos.close_stream("s")
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await writer()
+        assert await read_all(dbos, "wf", "s") == []
+
+
+async def test_stream_error_cases(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_stream_error_cases"""
+    async with dbos.launched():
+        with pytest.raises(DBOSException, match="must be called from within a workflow"):
+            await dbos.write_stream("s", "value")
+        with pytest.raises(DBOSException, match="must be called from within a workflow"):
+            await dbos.close_stream("s")
+
+
+async def test_stream_workflow_recovery(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_stream_workflow_recovery (a replay writes once)"""
+
+    @dbos.step()
+    async def noop() -> None:
+        return None
+
+    @dbos.workflow()
+    async def writer() -> None:
+        await dbos.write_stream("s", "a")
+        await noop()
+        await dbos.write_stream("s", "b")
+        await dbos.close_stream("s")
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await writer()
+        with SetWorkflowID("wf"):
+            await writer()
+        assert await read_all(dbos, "wf", "s") == ["a", "b"]
+
+
+async def test_stream_write_from_step(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_stream_write_from_step"""
+
+    @dbos.step()
+    async def write(value: str) -> None:
+        await dbos.write_stream("s", value)
+
+    @dbos.workflow()
+    async def writer() -> None:
+        await write("from-step")
+        await dbos.write_stream("s", "from-workflow")
+        await dbos.close_stream("s")
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await writer()
+        assert await read_all(dbos, "wf", "s") == ["from-step", "from-workflow"]
+
+
+async def test_stream_large_data(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_stream_large_data"""
+    big = "x" * 1_000_000
+
+    @dbos.workflow()
+    async def writer() -> None:
+        await dbos.write_stream("s", big)
+        await dbos.close_stream("s")
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await writer()
+        assert await read_all(dbos, "wf", "s") == [big]
+
+
+async def test_client_read_stream(dbos: DBOS, dbos_url: str, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_client_read_stream (and _offset)"""
+
+    @dbos.workflow()
+    async def writer() -> None:
+        for value in VALUES:
+            await dbos.write_stream("s", value)
+        await dbos.close_stream("s")
+
+    async with dbos.launched(), Client(dbos_url) as client:
+        with SetWorkflowID("wf"):
+            await writer()
+        assert [v async for v in client.read_stream("wf", "s")] == VALUES
+        assert await client.read_stream_offset("wf", "s", 2) == {"key": "value"}
+
+
+async def test_read_stream_nonexistent_workflow(
+    dbos: DBOS, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_streaming.py::test_read_stream_nonexistent_workflow"""
+    async with dbos.launched(), Client(dbos_url) as client:
+        with pytest.raises(DBOSNonExistentWorkflowError):
+            await read_all(dbos, "missing", "s")
+        with pytest.raises(DBOSNonExistentWorkflowError):
+            [v async for v in client.read_stream("missing", "s")]
+
+
+async def test_read_stream_timeout(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_read_stream_timeout"""
+    finish = trio.Event()
+
+    @dbos.workflow()
+    async def silent() -> None:
+        await finish.wait()
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            handle = await dbos.start_workflow(silent)
+        with pytest.raises(DBOSStreamTimeoutError):
+            await read_all(dbos, "wf", "s", timeout_seconds=0.3)
+        finish.set()
+        await handle.get_result()
+
+
+async def test_workflow_read_stream_checkpointing(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_workflow_read_stream_checkpointing"""
+    runs = {"reader": 0}
+
+    @dbos.workflow()
+    async def writer() -> None:
+        for value in ["a", None, {"k": "v"}, b"bytes"]:
+            await dbos.write_stream("s", value)
+
+    @dbos.workflow()
+    async def reader(target: str) -> list[Any]:
+        runs["reader"] += 1
+        return await read_all(dbos, target, "s")
+
+    async with dbos.launched():
+        with SetWorkflowID("writer"):
+            await writer()
+        with SetWorkflowID("reader"):
+            assert await reader("writer") == ["a", None, {"k": "v"}, b"bytes"]
+        steps = await dbos.list_workflow_steps("reader")
+        assert {s.function_name for s in steps} == {"DBOS.readStream"}
+        forked = await dbos.fork_workflow("reader", len(steps) + 1)
+        assert await forked.get_result() == ["a", None, {"k": "v"}, b"bytes"]
