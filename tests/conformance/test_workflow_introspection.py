@@ -1,0 +1,367 @@
+"""Port of the official SDK's ``tests/test_workflow_introspection.py``: what
+``list_workflows``, ``get_workflow_status``, ``list_queued_workflows`` and
+``list_workflow_steps`` report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+import trio.lowlevel
+from trio.testing import MockClock
+
+from dbos_trio import DBOS, SetWorkflowID
+
+
+class Boom(Exception):
+    """A workflow's error, importable so its pickle loads again."""
+
+
+async def test_list_workflow(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_workflow"""
+
+    @dbos.workflow()
+    async def simple(value: int) -> int:
+        return value + 1
+
+    name = simple.__qualname__
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            assert await simple(1) == 2
+        [row] = await dbos.list_workflows()
+        assert (row.workflow_id, row.status, row.name) == ("wf", "SUCCESS", name)
+        assert row.class_name is None and row.config_name is None
+        assert row.authenticated_user is None and row.assumed_role is None
+        assert row.authenticated_roles is None
+        assert row.created_at is not None and row.created_at > 0
+        assert row.updated_at is not None and row.updated_at > 0
+        assert row.queue_name is None
+        assert row.executor_id == dbos.executor_id
+        assert row.app_version == dbos.app_version
+        assert row.app_id == ""
+        assert row.recovery_attempts == 1
+        assert row.workflow_timeout_ms is None and row.workflow_deadline_epoch_ms is None
+        assert row.input is not None and row.output == 2
+        [bare] = await dbos.list_workflows(load_input=False, load_output=False)
+        assert bare.input is None and bare.output is None
+        assert await dbos.list_workflows(status="PENDING") == []
+        assert len(await dbos.list_workflows(status=["SUCCESS", "PENDING"])) == 1
+        assert await dbos.list_workflows(name="no") == []
+        assert len(await dbos.list_workflows(name=[name, "no"])) == 1
+        assert len(await dbos.list_workflows(workflow_ids=["wf", "other"])) == 1
+        assert len(await dbos.list_workflows(app_version=dbos.app_version)) == 1
+        assert await dbos.list_workflows(app_version="other") == []
+
+
+async def test_list_workflow_error(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_workflow_error"""
+
+    @dbos.workflow()
+    async def failing(value: int) -> None:
+        raise Boom(f"Test error: {value}")
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"), pytest.raises(Boom) as raised:
+            await failing(1)
+        assert str(raised.value) == "Test error: 1"
+        [row] = await dbos.list_workflows()
+        assert (row.status, row.name) == ("ERROR", failing.__qualname__)
+        assert row.app_id == "" and row.recovery_attempts == 1
+        assert row.input is not None and row.output is None
+        assert isinstance(row.error, Boom)
+        [bare] = await dbos.list_workflows(load_input=False, load_output=False)
+        assert bare.input is None and bare.output is None and bare.error is None
+        assert await dbos.list_workflows(status="PENDING") == []
+        assert len(await dbos.list_workflows(status=["ERROR", "PENDING"])) == 1
+
+
+async def test_list_workflow_limit(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_workflow_limit"""
+
+    @dbos.workflow()
+    async def echo(value: int) -> int:
+        return value
+
+    async with dbos.launched():
+        for index in range(5):
+            with SetWorkflowID(f"wf{index}"):
+                await echo(index)
+                await trio.lowlevel.checkpoint()
+        assert len(await dbos.list_workflows(limit=2)) == 2
+        assert len(await dbos.list_workflows(limit=2, offset=4)) == 1
+        ids = [w.workflow_id for w in await dbos.list_workflows(sort_desc=True)]
+        assert sorted(ids, reverse=True) == ids or len(ids) == 5
+
+
+async def test_list_workflow_prefix(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_workflow_prefix"""
+
+    @dbos.workflow()
+    async def echo(value: int) -> int:
+        return value
+
+    async with dbos.launched():
+        for workflow_id in ("alpha-1", "alpha-2", "beta-1"):
+            with SetWorkflowID(workflow_id):
+                await echo(1)
+        listed = await dbos.list_workflows(workflow_id_prefix="alpha")
+        assert sorted(w.workflow_id for w in listed) == ["alpha-1", "alpha-2"]
+        both = await dbos.list_workflows(workflow_id_prefix=["alpha-1", "beta"])
+        assert sorted(w.workflow_id for w in both) == ["alpha-1", "beta-1"]
+        assert await dbos.list_workflows(workflow_id_prefix="gamma") == []
+
+
+async def test_get_workflow(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_get_workflow"""
+
+    @dbos.workflow()
+    async def simple(value: int) -> int:
+        return value + 1
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await simple(1)
+        status = await dbos.get_workflow_status("wf")
+        assert status is not None
+        assert (status.workflow_id, status.status, status.output) == ("wf", "SUCCESS", 2)
+        assert await dbos.get_workflow_status("missing") is None
+
+
+async def test_queued_workflows(dbos: DBOS) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_queued_workflows
+
+    On the real clock, enqueues a few milliseconds apart: rows are ordered by their
+    creation time in epoch milliseconds (upstream skips SQLite's imprecise time)."""
+    queue = dbos.register_queue("test_queue")
+    release = trio.Event()
+    started = [trio.Event() for _ in range(5)]
+
+    @dbos.workflow()
+    async def blocking(index: int) -> int:
+        started[index].set()
+        await release.wait()
+        return index
+
+    async with dbos.launched():
+        handles = []
+        for index in range(5):
+            handles.append(await queue.enqueue(blocking, index))
+            await trio.sleep(0.003)
+        for event in started:
+            await event.wait()
+        queued = await dbos.list_queued_workflows()
+        assert [w.workflow_id for w in queued] == [h.workflow_id for h in handles]
+        for row in queued:
+            assert (row.status, row.queue_name) == ("PENDING", "test_queue")
+            assert row.output is None and row.error is None
+            assert row.executor_id == dbos.executor_id and row.recovery_attempts == 1
+        assert all(w.input is None for w in await dbos.list_queued_workflows(load_input=False))
+        newest_first = await dbos.list_queued_workflows(sort_desc=True)
+        assert [w.workflow_id for w in newest_first] == [h.workflow_id for h in handles][::-1]
+        assert await dbos.list_queued_workflows(queue_name="other") == []
+        release.set()
+        for handle in handles:
+            await handle.get_result()
+        assert await dbos.list_queued_workflows() == []
+
+
+async def test_list_2steps_sleep(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_2steps_sleep"""
+
+    @dbos.step()
+    async def step_one() -> None:
+        return None
+
+    @dbos.step()
+    async def step_two() -> None:
+        return None
+
+    @dbos.workflow()
+    async def a_workflow() -> None:
+        await step_one()
+        await step_two()
+        await dbos.sleep(1)
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await a_workflow()
+        steps = await dbos.list_workflow_steps("wf")
+        assert [s.function_name for s in steps] == [
+            step_one.__qualname__,
+            step_two.__qualname__,
+            "DBOS.sleep",
+        ]
+
+
+async def test_list_workflow_steps_limit(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_workflow_steps_limit"""
+
+    @dbos.step()
+    async def a_step(value: int) -> int:
+        return value
+
+    @dbos.workflow()
+    async def a_workflow() -> None:
+        for index in range(5):
+            await a_step(index)
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await a_workflow()
+        limited = await dbos.list_workflow_steps("wf", limit=2)
+        assert [s.function_id for s in limited] == [1, 2]
+        page = await dbos.list_workflow_steps("wf", limit=2, offset=3)
+        assert [s.output for s in page] == [3, 4]
+
+
+async def test_list_workflow_steps_load_output(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_workflow_steps_load_output"""
+
+    @dbos.step()
+    async def a_step() -> str:
+        return "value"
+
+    @dbos.workflow()
+    async def a_workflow() -> None:
+        await a_step()
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await a_workflow()
+        [loaded] = await dbos.list_workflow_steps("wf")
+        assert loaded.output == "value"
+        [bare] = await dbos.list_workflow_steps("wf", load_output=False)
+        assert bare.output is None
+
+
+async def test_send_recv(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_send_recv"""
+
+    @dbos.workflow()
+    async def sender(target: str) -> None:
+        await dbos.send(target, "Hello, World!")
+
+    @dbos.workflow()
+    async def receiver() -> str:
+        return str(await dbos.recv(timeout_seconds=1))
+
+    async with dbos.launched():
+        with SetWorkflowID("r"):
+            await receiver()
+        with SetWorkflowID("s"):
+            await sender("r")
+        assert [s.function_name for s in await dbos.list_workflow_steps("s")] == ["DBOS.send"]
+        # recv waited (nothing had arrived), so its durable timeout was recorded too.
+        received = await dbos.list_workflow_steps("r")
+        assert [s.function_name for s in received] == ["DBOS.recv", "DBOS.sleep"]
+
+
+async def test_set_get_event(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_set_get_event
+
+    Deliberate difference (DEVIATIONS.md): a get_event that finds its value at once
+    records no ``DBOS.sleep`` row; its id is still used, so the listing has a gap."""
+
+    @dbos.step()
+    async def step_one() -> None:
+        return None
+
+    @dbos.workflow()
+    async def a_workflow() -> Any:
+        await dbos.set_event("key", "Hello")
+        await step_one()
+        await dbos.get_event("fake_id", "fake_value", 0)
+        workflow_id = dbos.workflow_id
+        assert workflow_id is not None
+        return await dbos.get_event(workflow_id, "key", 1)
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            assert await a_workflow() == "Hello"
+        steps = await dbos.list_workflow_steps("wf")
+        names = {s.function_id: s.function_name for s in steps}
+        assert names[1] == "DBOS.setEvent"
+        assert names[2] == step_one.__qualname__
+        assert names[3] == "DBOS.getEvent"
+        assert names[5] == "DBOS.getEvent"
+        found = next(s for s in steps if s.function_id == 5)
+        assert (found.output, found.error, found.child_workflow_id) == ("Hello", None, None)
+        assert 6 not in names  # found at once: no durable timeout recorded
+
+
+async def test_list_workflows_as_step(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_workflows_as_step"""
+    reached, proceed = trio.Event(), trio.Event()
+
+    @dbos.workflow()
+    async def listing() -> int:
+        count = len(await dbos.list_workflows())
+        reached.set()
+        await proceed.wait()
+        return count
+
+    @dbos.workflow()
+    async def simple() -> None:
+        return None
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            handle = await dbos.start_workflow(listing)
+        await reached.wait()
+        await simple()
+        with SetWorkflowID("wf"):
+            again = await dbos.start_workflow(listing)
+        proceed.set()
+        assert await handle.get_result() == 1
+        assert await again.get_result() == 1
+        steps = await dbos.list_workflow_steps("wf")
+        assert steps[0].function_name == "DBOS.listWorkflows"
+
+
+async def test_list_workflows_by_parent(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_workflows_by_parent"""
+
+    @dbos.workflow()
+    async def child(name: str) -> str:
+        return f"child_{name}"
+
+    @dbos.workflow()
+    async def parent() -> list[str]:
+        await child("direct")
+        first = await dbos.start_workflow(child, "one")
+        second = await dbos.start_workflow(child, "two")
+        await first.get_result()
+        await second.get_result()
+        return [first.workflow_id, second.workflow_id]
+
+    async with dbos.launched():
+        with SetWorkflowID("p"):
+            started = await parent()
+        assert len(await dbos.list_workflows()) == 4
+        children = await dbos.list_workflows(parent_workflow_id="p")
+        assert sorted(c.workflow_id for c in children) == sorted(["p-1", *started])
+        assert all(c.name == child.__qualname__ for c in children)
+        assert await dbos.list_workflows(parent_workflow_id="nonexistent") == []
+        listed = await dbos.list_workflows(parent_workflow_id=["p", "nonexistent"])
+        assert len(listed) == 3
+
+
+async def test_list_workflows_has_parent(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_workflows_has_parent"""
+
+    @dbos.workflow()
+    async def child() -> None:
+        return None
+
+    @dbos.workflow()
+    async def parent() -> None:
+        await child()
+
+    async with dbos.launched():
+        with SetWorkflowID("p"):
+            await parent()
+        with_parent = await dbos.list_workflows(has_parent=True)
+        assert [w.workflow_id for w in with_parent] == ["p-1"]
+        without = await dbos.list_workflows(has_parent=False)
+        assert [w.workflow_id for w in without] == ["p"]
