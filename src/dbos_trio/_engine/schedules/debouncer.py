@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from dbos_trio._core import attributes as attributes_rules
 from dbos_trio._core.admission import QueueConfig
 from dbos_trio._core.ids import random_uuid
 from dbos_trio._core.statuses import DELAYED
@@ -32,7 +33,7 @@ from dbos_trio._engine.schedules.debounce_loop import (
 from dbos_trio._engine.workflows import checkpoint
 from dbos_trio._engine.workflows.checkpoint import Slot
 from dbos_trio._engine.workflows.handle import WorkflowHandle, handle_for
-from dbos_trio._engine.workflows.options import enqueue_options, take_assigned_id
+from dbos_trio._engine.workflows.options import enqueue_options, start_extras, take_assigned_id
 from dbos_trio._engine.workflows.rows import Placement, new_row
 from dbos_trio._engine.workflows.start import (
     call_shape,
@@ -84,8 +85,11 @@ def debounce(
     )
     parent = workflow_outside_steps()  # inside a step: a plain call, as in dbos 3.4
     pinned = take_assigned_id()
+    # The SetWorkflowAttributes in force go on the row a fresh enqueue makes, as dbos 3.4's.
+    attributes = start_extras(pinned).attributes
     first = None if parent is None else checkpoint.reserve_in(parent, BOUNCE_STEP)
     run = _Debounce(executor, target, key_id, period_ms, args, kwargs, parent, pinned, first)
+    run.attributes = attributes
     return run.run(declared)
 
 
@@ -117,6 +121,7 @@ class _Debounce:
         self.fmt = workflow_format(executor, registered, parent)
         self.inputs = encode_inputs(executor, registered.name, self.shape.args, kwargs, self.fmt)
         self.queue = target.queue_name or INTERNAL_QUEUE
+        self.attributes: str | None = None
 
     async def run(self, declared: Mapping[str, QueueConfig]) -> WorkflowHandle[Any]:
         await self._check_queue(declared)
@@ -200,8 +205,10 @@ class _Debounce:
             placement=Placement(queue_name=self.queue, deduplication_id=self.key_id),
             timeout_ms=timeout_ms,
             parent_workflow_id=None if self.parent is None else self.parent.workflow_id,
-            # The first bounce's trace: the one that created the row.
-            attributes=carrier_attributes(executor.tracing),
+            # The first bounce's attributes and trace: the one that created the row.
+            attributes=attributes_rules.combined(
+                self.attributes, carrier_attributes(executor.tracing)
+            ),
         )
         new = attrs.evolve(
             new,
