@@ -70,22 +70,32 @@ def reject_options(
 ) -> None:
     """A debounce owns its workflow's deduplication id (the key) and delay (the period);
     priority and partition keys cannot apply to it. Setting any of them is an error."""
-    for option, value, why in (
-        ("deduplication_id", deduplication_id, "the debounce key is its deduplication ID"),
-        ("delay_seconds", delay_seconds, "the debounce period controls its delay"),
-        ("priority", priority, "priority is not supported for debounced workflows"),
+    # dbos 3.4's texts first, word for word (users match on them), then the option's name.
+    for option, value, text in (
+        (
+            "deduplication_id",
+            deduplication_id,
+            "a deduplication_id set: the debounce key is used as the workflow's deduplication ID",
+        ),
+        (
+            "delay_seconds",
+            delay_seconds,
+            "a delay set: the debounce period controls the workflow's delay",
+        ),
+        ("priority", priority, "a priority set: priority is not supported for debounced workflows"),
         (
             "queue_partition_key",
             queue_partition_key,
-            "partitioned queues do not support the deduplication debouncing needs",
+            "a queue partition key set: partitioned queues do not support deduplication, "
+            "which debouncing requires",
         ),
     ):
         if value is not None:
-            raise DBOSException(f"Cannot debounce a workflow with {option} set: {why}.")
+            raise DBOSException(f"Cannot debounce a workflow with {text} (option {option}).")
     if duplication_policy == "return-existing":
         raise DBOSException(
-            "Cannot debounce a workflow with duplication_policy 'return-existing': a debounce "
-            "owns its workflow's deduplication."
+            "Cannot debounce a workflow with duplication_policy 'return-existing': "
+            "a debounce owns the workflow's deduplication behavior."
         )
 
 
