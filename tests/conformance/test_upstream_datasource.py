@@ -59,7 +59,7 @@ async def test_async_ds_decorator_with_options(
         assert [s.function_name for s in await dbos.list_workflow_steps("wf")] == ["my_step"]
 
 
-async def test_async_ds_rejects_sync_func(dbos: DBOS, ds: Datasource) -> None:
+async def test_async_ds_transaction_decorator_rejects_sync(dbos: DBOS, ds: Datasource) -> None:
     """upstream: tests/test_datasource.py::test_async_ds_transaction_decorator_rejects_sync"""
     with pytest.raises((DBOSException, TypeError)):
 
