@@ -462,3 +462,124 @@ async def test_global_timeout(dbos: DBOS, autojump_clock: MockClock) -> None:
         for workflow_id in ids:
             status = await dbos.get_workflow_status(workflow_id)
             assert status is not None and status.status == "CANCELLED"
+
+
+async def test_cancel_after_final_step(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_management.py::test_cancel_after_final_step"""
+    done = {"steps": 0}
+    reached, proceed = trio.Event(), trio.Event()
+
+    @dbos.step()
+    async def only_step() -> None:
+        done["steps"] += 1
+
+    @dbos.workflow()
+    async def a_workflow(value: int) -> int:
+        await only_step()
+        reached.set()
+        await proceed.wait()
+        return value
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            handle = await dbos.start_workflow(a_workflow, 5)
+        await reached.wait()
+        await dbos.cancel_workflow("wf")
+        proceed.set()
+        with pytest.raises(DBOSAwaitedWorkflowCancelledError):
+            await handle.get_result()
+        status = await dbos.get_workflow_status("wf")
+        assert status is not None and status.status == "CANCELLED"
+        resumed = await dbos.resume_workflow("wf")
+        assert await resumed.get_result() == 5
+        assert done["steps"] == 1  # recorded before the cancel: not run again
+
+
+async def test_cancel_resume_queue(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_management.py::test_cancel_resume_queue"""
+    queue = dbos.register_queue("q")
+    done = {"steps": 0}
+    reached, proceed = trio.Event(), trio.Event()
+
+    @dbos.step()
+    async def count() -> None:
+        done["steps"] += 1
+
+    @dbos.workflow()
+    async def a_workflow(value: int) -> int:
+        await count()
+        reached.set()
+        await proceed.wait()
+        await count()
+        return value
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            handle = await queue.enqueue(a_workflow, 5)
+        await reached.wait()
+        await dbos.cancel_workflow("wf")
+        proceed.set()
+        with pytest.raises(DBOSAwaitedWorkflowCancelledError):
+            await handle.get_result()
+        resumed = await dbos.resume_workflow("wf")
+        assert await resumed.get_result() == 5
+        assert done["steps"] == 2
+        assert await dbos.list_queued_workflows() == []
+
+
+async def test_fork_replacement_children(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_management.py::test_fork_replacement_children"""
+    factor = {"k": 2}
+
+    @dbos.step()
+    async def child_step(value: int) -> int:
+        return value * factor["k"]
+
+    @dbos.workflow()
+    async def child(value: int) -> int:
+        return await child_step(value)
+
+    @dbos.step()
+    async def combine(results: list[int]) -> int:
+        return sum(results)
+
+    @dbos.workflow()
+    async def parent() -> int:
+        handles = [await dbos.start_workflow(child, v) for v in (10, 20, 30, 40, 50)]
+        return await combine([await h.get_result() for h in handles])
+
+    async with dbos.launched():
+        with SetWorkflowID("parent"):
+            assert await parent() == 300
+        originals = [f"parent-{i}" for i in range(1, 6)]
+        factor["k"] = 10
+        forks = {}
+        for index in (0, 2, 4):
+            forked = await dbos.fork_workflow(originals[index], 1)
+            assert await forked.get_result() == (10, 20, 30, 40, 50)[index] * 10
+            forks[originals[index]] = forked.workflow_id
+        # From step 6, after the five starts: they replay with the replaced child ids, and
+        # the results are read again from the children the fork now refers to.
+        replaced = await dbos.fork_workflow("parent", 6, replacement_children=forks)
+        # 100 + 40 + 300 + 80 + 500: the replaced children's new results are read.
+        assert await replaced.get_result() == 1020
+
+
+async def test_client_delete_workflow(dbos: DBOS, dbos_url: str, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_management.py::test_client_delete_workflow"""
+    from dbos_trio import Client
+
+    @dbos.workflow()
+    async def child() -> None:
+        return None
+
+    @dbos.workflow()
+    async def parent() -> None:
+        await child()
+
+    async with dbos.launched(), Client(dbos_url) as client:
+        with SetWorkflowID("p"):
+            await parent()
+        await client.delete_workflow("p", delete_children=True)
+        assert await dbos.get_workflow_status("p") is None
+        assert await dbos.get_workflow_status("p-1") is None
