@@ -498,3 +498,129 @@ async def test_queue_recovery(make_dbos: object, dbos_url: str, autojump_clock: 
             await (await second.retrieve_workflow(h.workflow_id)).get_result() for h in handles
         ]
     assert results == [0, 1, 2]
+
+
+async def test_unsetting_timeout(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_queue.py::test_unsetting_timeout"""
+    queue = dbos.register_queue("test_queue")
+
+    @dbos.workflow()
+    async def child() -> str:
+        for _ in range(5):
+            await dbos.sleep(1)
+        workflow_id = dbos.workflow_id
+        assert workflow_id is not None
+        return workflow_id
+
+    @dbos.workflow()
+    async def parent() -> None:
+        with SetWorkflowID("child_two"), SetWorkflowTimeout(None):
+            await queue.enqueue(child)
+        with SetWorkflowID("child_one"):
+            await queue.enqueue(child)
+
+    async with dbos.launched():
+        with SetWorkflowTimeout(2.0):
+            await (await queue.enqueue(parent)).get_result()
+        with pytest.raises(DBOSAwaitedWorkflowCancelledError):
+            await (await dbos.retrieve_workflow("child_one")).get_result()
+        assert await (await dbos.retrieve_workflow("child_two")).get_result() == "child_two"
+
+
+async def test_wait_first_queue(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_queue.py::test_wait_first_queue"""
+    queue = dbos.register_queue("q")
+
+    @dbos.workflow()
+    async def sleeper(seconds: float) -> float:
+        await dbos.sleep(seconds)
+        return seconds
+
+    async with dbos.launched():
+        handles = [await queue.enqueue(sleeper, s) for s in (30.0, 3.0, 10.0)]
+        first = await dbos.wait_first(handles)
+        assert first.workflow_id == handles[1].workflow_id
+        assert await first.get_result() == 3.0
+
+
+async def test_queue_crud(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_queue.py::test_queue_crud (declared queues, listed and read back)"""
+    dbos.register_queue(
+        "crud",
+        global_concurrency=10,
+        limiter=RateLimit(limit=5, period=1.5),
+        worker_concurrency=2,
+        polling_interval_sec=2.5,
+    )
+    async with dbos.launched():
+        retrieved = await dbos.retrieve_queue("crud")
+        assert retrieved is not None
+        listed = await dbos.list_queues()
+        assert [q.name for q in listed] == ["crud"]
+        for queue in (retrieved, listed[0]):
+            config = queue.config
+            assert config.global_concurrency == 10
+            assert config.worker_concurrency == 2
+            assert config.limiter == RateLimit(limit=5, period=1.5)
+            assert config.polling_interval_sec == 2.5
+        assert await dbos.retrieve_queue("missing") is None
+        await dbos.delete_queue("crud")
+        assert await dbos.retrieve_queue("crud") is None
+
+
+async def test_queue_deduplication_recovery(dbos_url: str, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_queue.py::test_queue_deduplication_recovery"""
+    from dbos_trio import Config
+
+    def app() -> tuple[DBOS, object, object]:
+        instance = DBOS(Config(app_name="wf-tests", database_url=dbos_url, app_version="v1"))
+        queue = instance.register_queue("dedup")
+
+        @instance.workflow(name="held")
+        async def held() -> str:
+            await instance.sleep(10)
+            return "done"
+
+        return instance, queue, held
+
+    first, queue, held = app()
+    async with first.launched():
+        with SetEnqueueOptions(deduplication_id="d"), SetWorkflowID("holder"):
+            await queue.enqueue(held)  # type: ignore[attr-defined]
+        await trio.sleep(1)
+    second, queue, held = app()
+    async with second.launched():
+        # Still the holder after the restart: the id stays taken until it finishes.
+        with (
+            pytest.raises(DBOSQueueDeduplicatedError),
+            SetEnqueueOptions(deduplication_id="d"),
+        ):
+            await queue.enqueue(held)  # type: ignore[attr-defined]
+        assert await (await second.retrieve_workflow("holder")).get_result() == "done"
+        with SetEnqueueOptions(deduplication_id="d"):
+            again = await queue.enqueue(held)  # type: ignore[attr-defined]
+        assert await again.get_result() == "done"
+
+
+async def test_enqueue_with_options_child(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_queue.py::test_enqueue_with_options_child"""
+    dbos.register_queue("q")
+
+    @dbos.workflow(name="child")
+    async def child(value: int) -> int:
+        return value + 1
+
+    @dbos.workflow()
+    async def parent() -> int:
+        handle = await dbos.enqueue(EnqueueOptions(workflow_name="child", queue_name="q"), 1)
+        result: int = await handle.get_result()
+        return result
+
+    async with dbos.launched():
+        with SetWorkflowID("p"):
+            assert await parent() == 2
+        status = await dbos.get_workflow_status("p-1")
+        assert status is not None and status.parent_workflow_id == "p"
+        with SetWorkflowID("p"):
+            assert await parent() == 2  # replayed: no second child
+        assert len(await dbos.list_workflows(name="child")) == 1
