@@ -251,3 +251,105 @@ async def test_schedule_with_queue_name(dbos: DBOS, autojump_clock: MockClock) -
         handle = await dbos.trigger_schedule("queued")
         await handle.get_result()
         assert (await handle.get_status()).queue_name == "sched-queue"
+
+
+async def test_client_schedule_crud(dbos: DBOS, dbos_url: str, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_scheduler.py::test_client_schedule_crud (and client trigger/pause)"""
+    from dbos_trio import Client
+
+    received: list[Any] = []
+
+    @dbos.workflow(name="client_target")
+    async def target(scheduled_at: datetime, ctx: Any) -> None:
+        received.append(ctx)
+
+    async with dbos.launched(), Client(dbos_url) as client:
+        await client.create_schedule(
+            schedule_name="from-client",
+            workflow_name="client_target",
+            schedule="0 0 1 1 *",
+            context={"by": "client"},
+        )
+        [listed] = await client.list_schedules()
+        assert (listed.schedule_name, listed.workflow_name) == ("from-client", "client_target")
+        assert listed.context == {"by": "client"}
+        got = await client.get_schedule("from-client")
+        assert got is not None and got.schedule_id == listed.schedule_id
+        handle = await client.trigger_schedule("from-client")
+        await handle.get_result()
+        assert received == [{"by": "client"}]
+        await client.pause_schedule("from-client")
+        paused = await client.get_schedule("from-client")
+        assert paused is not None and paused.status == "PAUSED"
+        await client.resume_schedule("from-client")
+        await client.delete_schedule("from-client")
+        assert await client.list_schedules() == []
+
+
+async def test_client_backfill_schedule(
+    dbos: DBOS, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_scheduler.py::test_client_backfill_schedule"""
+    from dbos_trio import Client
+
+    received: list[datetime] = []
+
+    @dbos.workflow(name="hourly")
+    async def hourly(scheduled_at: datetime, ctx: Any) -> None:
+        received.append(scheduled_at)
+
+    async with dbos.launched(), Client(dbos_url) as client:
+        await client.create_schedule(
+            schedule_name="hourly", workflow_name="hourly", schedule="0 * * * *"
+        )
+        start = datetime(2025, 1, 1, 0, 30, tzinfo=UTC)
+        handles = await client.backfill_schedule("hourly", start, start + timedelta(hours=2))
+        assert len(handles) == 2
+        for handle in handles:
+            await handle.get_result()
+        assert sorted(received) == [datetime(2025, 1, 1, h, tzinfo=UTC) for h in (1, 2)]
+
+
+async def test_schedule_crud_from_workflow(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_scheduler.py::test_schedule_crud_from_workflow"""
+
+    @dbos.workflow()
+    async def target(scheduled_at: datetime, ctx: Any) -> None:
+        return None
+
+    @dbos.workflow()
+    async def manage() -> int:
+        await dbos.create_schedule(schedule_name="in-wf", workflow_fn=target, schedule="0 0 1 1 *")
+        count = len(await dbos.list_schedules())
+        await dbos.delete_schedule("in-wf")
+        return count
+
+    async with dbos.launched():
+        assert await manage() == 1
+        assert await dbos.list_schedules() == []
+
+
+async def test_backfill_with_timezone(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_scheduler.py::test_backfill_with_timezone"""
+    from zoneinfo import ZoneInfo
+
+    received: list[datetime] = []
+
+    @dbos.workflow()
+    async def daily(scheduled_at: datetime, ctx: Any) -> None:
+        received.append(scheduled_at)
+
+    async with dbos.launched():
+        await dbos.create_schedule(
+            schedule_name="ny-midnight",
+            workflow_fn=daily,
+            schedule="0 0 * * *",
+            cron_timezone="America/New_York",
+        )
+        start = datetime(2025, 1, 1, 12, tzinfo=UTC)
+        handles = await dbos.backfill_schedule("ny-midnight", start, start + timedelta(days=2))
+        for handle in handles:
+            await handle.get_result()
+        new_york = ZoneInfo("America/New_York")
+        assert [t.astimezone(new_york).hour for t in sorted(received)] == [0, 0]
+        assert sorted(received)[0] == datetime(2025, 1, 2, 5, tzinfo=UTC)
