@@ -722,3 +722,108 @@ async def test_eid_reset(dbos: DBOS, autojump_clock: MockClock) -> None:
         with SetWorkflowID("eid"):
             assert await a_workflow() == "hello"
         assert runs["step"] == 1
+
+
+async def test_send_bulk_from_workflow(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_dbos.py::test_send_bulk_from_workflow"""
+    sends = {"n": 0}
+
+    @dbos.workflow()
+    async def receive_two() -> str:
+        first = await dbos.recv(timeout_seconds=10)
+        second = await dbos.recv(timeout_seconds=10)
+        return f"{first}-{second}"
+
+    @dbos.workflow()
+    async def send_both(dest: str) -> None:
+        sends["n"] += 1
+        await dbos.send_bulk([SendMessage(dest, "one"), SendMessage(dest, "two")])
+
+    async with dbos.launched():
+        with SetWorkflowID("dest"):
+            handle = await dbos.start_workflow(receive_two)
+        with SetWorkflowID("sender"):
+            await send_both("dest")
+        assert await handle.get_result() == "one-two"
+        with SetWorkflowID("sender"):
+            await send_both("dest")
+        assert sends["n"] == 1
+
+
+async def test_recovery_workflow_step(dbos_url: str, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_dbos.py::test_recovery_workflow_step (a recorded step is skipped)"""
+    from dbos_trio import Config
+
+    from support.backends import execute
+
+    counts = {"wf": 0, "step": 0}
+
+    def app() -> tuple[DBOS, object]:
+        instance = DBOS(Config(app_name="wf-tests", database_url=dbos_url, app_version="v1"))
+
+        @instance.step(name="test_step")
+        async def test_step(value: str) -> None:
+            counts["step"] += 1
+
+        @instance.workflow(name="test_workflow")
+        async def test_workflow(one: str, two: str) -> str:
+            counts["wf"] += 1
+            assert await test_step(two) is None
+            return one
+
+        return instance, test_workflow
+
+    first, workflow = app()
+    async with first.launched():
+        with SetWorkflowID("wf"):
+            assert await workflow("bob", "bob") == "bob"  # type: ignore[operator]
+    await execute(
+        dbos_url, "UPDATE {t}workflow_status SET status = 'PENDING' WHERE workflow_uuid = %s", "wf"
+    )
+    second, _ = app()
+    async with second.launched():
+        handle = await second.retrieve_workflow("wf")
+        assert await handle.get_result() == "bob"
+        assert (await handle.get_status()).recovery_attempts == 2
+    assert counts == {"wf": 2, "step": 1}
+
+
+async def test_send_bulk_send_to_forks(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_dbos.py::test_send_bulk_send_to_forks"""
+    from support.backends import query
+
+    @dbos.step()
+    async def step_a() -> int:
+        return 1
+
+    @dbos.workflow()
+    async def forkable() -> int:
+        return await step_a()
+
+    async def fork(workflow_id: str) -> str:
+        handle = await dbos.fork_workflow(workflow_id, 1)
+        assert await handle.get_result() == 1
+        assert (await handle.get_status()).forked_from == workflow_id
+        return handle.workflow_id
+
+    async with dbos.launched():
+        for root in ("a", "b", "c"):
+            with SetWorkflowID(root):
+                await forkable()
+        a_fork = await fork("a")
+        a_fork_fork = await fork(a_fork)
+        b_fork = await fork("b")
+        c_fork = await fork("c")
+        await dbos.send_bulk(
+            [SendMessage("a", "to_a", idempotency_key="k"), SendMessage("b", "to_b")],
+            send_to_forks=True,
+        )
+        url = dbos.config.database_url
+        assert url is not None
+        rows = await query(url, "SELECT destination_uuid FROM {t}notifications")
+        destinations = {row[0] for row in rows}
+        assert {"a", a_fork, a_fork_fork, "b", b_fork} <= destinations
+        assert "c" not in destinations and c_fork not in destinations
+        before = len(rows)
+        await dbos.send_bulk([SendMessage("a", "x", idempotency_key="k")], send_to_forks=True)
+        assert len(await query(url, "SELECT destination_uuid FROM {t}notifications")) == before

@@ -427,3 +427,33 @@ async def test_step_timeout_rejects_invalid_config(dbos: DBOS) -> None:
             @dbos.step(timeout_seconds=bad)
             async def bad_timeout() -> None:
                 return None
+
+
+async def test_nondeterministic_workflow(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_failures.py::test_nondeterministic_workflow"""
+    from dbos_trio import DBOSUnexpectedStepError
+
+    flag = {"first": True}
+
+    @dbos.step()
+    async def step_one() -> None:
+        return None
+
+    @dbos.step()
+    async def step_two() -> None:
+        return None
+
+    @dbos.workflow()
+    async def changing() -> None:
+        if flag["first"]:
+            await step_one()
+        else:
+            await step_two()
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await changing()
+        flag["first"] = False
+        forked = await dbos.fork_workflow("wf", 2)  # replays step 1: now a different step
+        with pytest.raises(DBOSUnexpectedStepError):
+            await forked.get_result()
