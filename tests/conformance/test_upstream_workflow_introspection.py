@@ -365,3 +365,135 @@ async def test_list_workflows_has_parent(dbos: DBOS, autojump_clock: MockClock) 
         assert [w.workflow_id for w in with_parent] == ["p-1"]
         without = await dbos.list_workflows(has_parent=False)
         assert [w.workflow_id for w in without] == ["p"]
+
+
+async def test_list_steps_errors(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_steps_errors (a failing step;
+    the upstream's started and enqueued bare steps are temporary workflows: DEVIATIONS.md)"""
+
+    @dbos.step()
+    async def failing_step() -> None:
+        raise Boom("fail")
+
+    @dbos.workflow()
+    async def call_step() -> None:
+        await failing_step()
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"), pytest.raises(Boom):
+            await call_step()
+        [step] = await dbos.list_workflow_steps("wf")
+        assert step.function_name == failing_step.__qualname__
+        assert step.child_workflow_id is None and step.output is None
+        assert isinstance(step.error, Boom)
+
+
+async def test_list_workflow_start_end_times(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_workflow_start_end_times"""
+    from datetime import datetime, timedelta
+
+    @dbos.workflow()
+    async def simple() -> None:
+        return None
+
+    async with dbos.launched():
+        now = datetime.now()
+        start = (now - timedelta(seconds=20)).isoformat()
+        await simple()
+        end = (datetime.now() + timedelta(seconds=1)).isoformat()
+        assert len(await dbos.list_workflows(start_time=start, end_time=end)) == 1
+        earlier = (now - timedelta(seconds=30)).isoformat()
+        assert await dbos.list_workflows(start_time=earlier, end_time=start) == []
+
+
+async def test_callchild_first_sync(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_callchild_first_sync
+    (and _last_sync, _rerun_sync)"""
+
+    @dbos.step()
+    async def step_one() -> None:
+        return None
+
+    @dbos.step()
+    async def step_two() -> None:
+        return None
+
+    @dbos.workflow()
+    async def child() -> str:
+        workflow_id = dbos.workflow_id
+        assert workflow_id is not None
+        return workflow_id
+
+    @dbos.workflow()
+    async def parent() -> str:
+        child_id = await child()
+        await step_one()
+        await step_two()
+        return child_id
+
+    async with dbos.launched():
+        for _ in range(2):  # the second run replays: same listing
+            with SetWorkflowID("wf"):
+                child_id = await parent()
+            steps = await dbos.list_workflow_steps("wf")
+            assert [s.function_name for s in steps] == [
+                child.__qualname__,
+                "DBOS.getResult",
+                step_one.__qualname__,
+                step_two.__qualname__,
+            ]
+            assert steps[0].child_workflow_id == steps[1].child_workflow_id == child_id
+            assert (steps[0].output, steps[0].error) == (None, None)
+            assert (steps[1].output, steps[1].error) == (child_id, None)
+
+
+async def test_step_timing(dbos: DBOS) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_step_timing (the real clock: a
+    step's stamps are wall-clock epoch milliseconds)"""
+    import time
+
+    began = int(time.time() * 1000)
+
+    @dbos.step()
+    async def a_step() -> None:
+        await trio.sleep(0.1)
+
+    @dbos.workflow()
+    async def a_workflow() -> None:
+        for _ in range(3):
+            await a_step()
+        await dbos.set_event("key", "value")
+        await dbos.list_workflows()
+        await dbos.recv(timeout_seconds=0)
+
+    async with dbos.launched():
+        handle = await dbos.start_workflow(a_workflow)
+        await handle.get_result()
+        for step in await dbos.list_workflow_steps(handle.workflow_id):
+            assert step.started_at_epoch_ms and step.completed_at_epoch_ms
+            assert step.started_at_epoch_ms >= began
+            assert step.completed_at_epoch_ms >= step.started_at_epoch_ms
+            if step.function_id <= 3:
+                assert step.completed_at_epoch_ms - step.started_at_epoch_ms >= 100
+
+
+async def test_call_as_step_within_step(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_call_as_step_within_step"""
+
+    @dbos.step()
+    async def get_status(workflow_id: str) -> str:
+        status = await dbos.get_workflow_status(workflow_id)
+        assert status is not None
+        return status.status
+
+    @dbos.workflow()
+    async def a_workflow() -> str:
+        workflow_id = dbos.workflow_id
+        assert workflow_id is not None
+        return await get_status(workflow_id)
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            assert await a_workflow() == "PENDING"
+        steps = await dbos.list_workflow_steps("wf")
+        assert [s.function_name for s in steps] == [get_status.__qualname__]
