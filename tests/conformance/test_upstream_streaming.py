@@ -307,3 +307,184 @@ async def test_workflow_read_stream_checkpointing(dbos: DBOS, autojump_clock: Mo
         assert {s.function_name for s in steps} == {"DBOS.readStream"}
         forked = await dbos.fork_workflow("reader", len(steps) + 1)
         assert await forked.get_result() == ["a", None, {"k": "v"}, b"bytes"]
+
+
+class CustomValue:
+    """A user class in a stream: pickled and read back as itself."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+
+class AmbiguousTruth:
+    """Like a DataFrame: == returns something whose truth value raises."""
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+
+    def __eq__(self, other: object) -> Any:
+        return self
+
+    def __bool__(self) -> bool:
+        raise ValueError("the truth value is ambiguous")
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+async def test_stream_interleaved_operations(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_stream_interleaved_operations"""
+
+    @dbos.workflow()
+    async def interleaved() -> None:
+        for key, value in (("s1", "1a"), ("s2", "2a"), ("s1", "1b"), ("s3", "3a"), ("s2", "2b")):
+            await dbos.write_stream(key, value)
+        await dbos.write_stream("s1", "1c")
+        for key in ("s1", "s2", "s3"):
+            await dbos.close_stream(key)
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await interleaved()
+        assert await read_all(dbos, "wf", "s1") == ["1a", "1b", "1c"]
+        assert await read_all(dbos, "wf", "s2") == ["2a", "2b"]
+        assert await read_all(dbos, "wf", "s3") == ["3a"]
+
+
+async def test_stream_serialization_types(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_stream_serialization_types"""
+    values: list[Any] = ["string", 42, 3.14, True, False, None, [1, 2, 3], {"n": {"d": "v"}}]
+    values += [(1, 2, 3), {1, 2, 3}]
+
+    @dbos.workflow()
+    async def writer() -> None:
+        for value in values:
+            await dbos.write_stream("s", value)
+        await dbos.write_stream("s", CustomValue("test"))
+        await dbos.close_stream("s")
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await writer()
+        read = await read_all(dbos, "wf", "s")
+        assert read[:-1] == values
+        assert isinstance(read[-1], CustomValue) and read[-1].value == "test"
+
+
+async def test_stream_array_like_values(
+    dbos: DBOS, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_streaming.py::test_stream_array_like_values"""
+
+    @dbos.workflow()
+    async def writer() -> None:
+        await dbos.write_stream("s", AmbiguousTruth("a"))
+        await dbos.write_stream("s", AmbiguousTruth("b"))
+        await dbos.close_stream("s")
+
+    @dbos.workflow()
+    async def reader(target: str) -> list[str]:
+        return [v.tag for v in await read_all(dbos, target, "s")]
+
+    async with dbos.launched(), Client(dbos_url) as client:
+        with SetWorkflowID("wf"):
+            await writer()
+        assert [v.tag for v in await read_all(dbos, "wf", "s")] == ["a", "b"]
+        assert [v.tag async for v in client.read_stream("wf", "s")] == ["a", "b"]
+        assert (await dbos.read_stream_offset("wf", "s", 1)).tag == "b"
+        with SetWorkflowID("reader"):
+            assert await reader("wf") == ["a", "b"]
+        with SetWorkflowID("reader"):
+            assert await reader("wf") == ["a", "b"]
+        steps = await dbos.list_workflow_steps("wf")
+        assert [s.function_name for s in steps] == [
+            "DBOS.writeStream",
+            "DBOS.writeStream",
+            "DBOS.closeStream",
+        ]
+
+
+async def test_client_read_stream_workflow_termination(
+    dbos: DBOS, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_streaming.py::test_client_read_stream_workflow_termination"""
+
+    @dbos.workflow()
+    async def writer() -> None:
+        for value in ("t1", "t2", "t3"):
+            await dbos.write_stream("s", value)
+
+    async with dbos.launched(), Client(dbos_url) as client:
+        with SetWorkflowID("wf"):
+            await writer()
+        assert [v async for v in client.read_stream("wf", "s")] == ["t1", "t2", "t3"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open difference: a read_stream timeout inside a workflow is not checkpointed "
+    "(upstream records it and replays the DBOSStreamTimeoutError; a replay here waits again)",
+)
+async def test_workflow_read_stream_timeout_is_checkpointed(
+    dbos: DBOS, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_streaming.py::test_workflow_read_stream_timeout_is_checkpointed"""
+    finish = trio.Event()
+
+    @dbos.workflow()
+    async def writer() -> None:
+        await dbos.write_stream("s", "only")
+        await finish.wait()
+
+    @dbos.workflow()
+    async def reader(target: str) -> list[Any]:
+        seen: list[Any] = []
+        try:
+            async for value in dbos.read_stream(target, "s", timeout_seconds=1.0):
+                seen.append(value)
+        except DBOSStreamTimeoutError:
+            seen.append("timed out")
+        return seen
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            writing = await dbos.start_workflow(writer)
+        with SetWorkflowID("reader"):
+            assert await reader("wf") == ["only", "timed out"]
+        forked = await dbos.fork_workflow("reader", 3)  # both reads replay from checkpoints
+        began = trio.current_time()
+        assert await forked.get_result() == ["only", "timed out"]
+        assert trio.current_time() - began < 1.0  # no second wait for the timeout
+        finish.set()
+        await writing.get_result()
+
+
+async def test_read_stream_notices_cancellation(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_streaming.py::test_read_stream_notices_cancellation"""
+    from dbos_trio import DBOSAwaitedWorkflowCancelledError
+
+    finish, entered = trio.Event(), trio.Event()
+
+    @dbos.workflow()
+    async def writer() -> None:
+        await dbos.write_stream("s", "v0")
+        await finish.wait()
+
+    @dbos.workflow()
+    async def reader(target: str) -> list[Any]:
+        seen: list[Any] = []
+        async for value in dbos.read_stream(target, "s"):
+            seen.append(value)
+            entered.set()
+        return seen
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            writing = await dbos.start_workflow(writer)
+        with SetWorkflowID("reader"):
+            reading = await dbos.start_workflow(reader, "wf")
+        await entered.wait()
+        await dbos.cancel_workflow("reader")
+        with pytest.raises(DBOSAwaitedWorkflowCancelledError):
+            await reading.get_result()
+        finish.set()
+        await writing.get_result()
