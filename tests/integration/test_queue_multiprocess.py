@@ -21,10 +21,12 @@ from typing import Any
 import trio
 
 from dbos_trio import SetEnqueueOptions
+from dbos_trio._sysdb.records import TURN_TOKEN
 
 from support.backends import query
 from support.queue_apps import App, build_app
 from support.queue_fixtures import Script, SideTable, max_overlap, start_script
+from support.waiting import HANG_GUARD
 
 
 @asynccontextmanager
@@ -133,15 +135,15 @@ async def test_global_concurrency_holds_across_two_processes_on_a_partitioned_qu
 async def test_an_executor_started_last_gets_its_turn_under_a_global_limit(
     dbos_url: str,
 ) -> None:
-    # The first worker fills the global limit with its own worker concurrency and, woken
-    # the moment one of its slots frees, would claim every freed slot again; the second,
-    # started once the backlog is running, polls. With turns, the second asks for one and
-    # the next slot freed is its own: it runs a share of the backlog instead of none.
+    # The first worker holds the whole global limit (two workflows waiting for a message)
+    # when the backlog arrives; the second starts only then, finds the limit spent and asks
+    # for a turn. Once the holders are let go, the first worker is woken the moment each
+    # of its slots frees and, without turns, would claim every freed slot again while the
+    # second, polling, never got one. With turns, the next slot freed is the second's.
     queues = {
         "shared": {"global_concurrency": 2, "worker_concurrency": 2, "polling_interval_sec": 0.2}
     }
     enqueuer = build_app(dbos_url, executor_id="enqueuer", tag="e", queues=queues, listen_queues=[])
-    side = SideTable(dbos_url)
 
     def spec(n: int) -> str:
         return json.dumps(
@@ -153,30 +155,40 @@ async def test_an_executor_started_last_gets_its_turn_under_a_global_limit(
     try:
         await first.wait_for_line("READY")
         async with enqueuer.dbos.launched():
-            handles = [
-                await enqueuer.queues["shared"].enqueue(enqueuer.hold, 0.15) for _ in range(40)
-            ]
-            with trio.fail_after(60):
-                await wait_for_rows(side, "label = 'hold'", 4)
+            shared = enqueuer.queues["shared"]
+            holders = [await shared.enqueue(enqueuer.wait_for_go) for _ in range(2)]
+            with trio.fail_after(HANG_GUARD):
+                await wait_for_count(dbos_url, "status = 'PENDING'", 2)
+            handles = [await shared.enqueue(enqueuer.hold, 0.15) for _ in range(40)]
             second = start_script("queue_worker.py", spec(2))
             await second.wait_for_line("READY")
-            with trio.fail_after(120):
+            with trio.fail_after(HANG_GUARD):
+                # The mechanism: the second worker's turn is marked on the queue's head.
+                await wait_for_count(dbos_url, f"owner_xid = '{TURN_TOKEN}'", 1)
+            for holder in holders:
+                await enqueuer.dbos.send(holder.workflow_id, "go", "go")
+            with trio.fail_after(HANG_GUARD):
                 results = [await handle.get_result() for handle in handles]
+                await holders[0].get_result()
     finally:
         for worker in (first, second):
             if worker is not None:
                 await worker.stop()
     ran_by_second = sum(result.startswith("w2:") for result in results)
-    # Before turns: 0 of 40 in the fleet run that found it. A fair split of what was left
-    # when it started is ~18; at least 8 says it took turns, however loaded the machine.
+    # Before turns: 0 of 40 in the fleet run that found it. An even split is ~20; at
+    # least 8 says it took turns, however loaded the machine.
     assert ran_by_second >= 8, (ran_by_second, results)
-    rows = await side.rows("label = 'hold'")
+    rows = await SideTable(dbos_url).rows("label = 'hold'")
     assert max_overlap([(r[4], r[5]) for r in rows]) <= 2
 
 
-async def wait_for_rows(side: SideTable, where: str, count: int) -> None:
-    """Until the side table has ``count`` rows matching ``where`` (another process logs them)."""
+async def wait_for_count(url: str, where: str, count: int) -> None:
+    """Until ``count`` rows of queue ``shared`` match ``where`` (other processes write them)."""
     while True:
-        if len(await side.rows(where)) >= count:
+        rows = await query(
+            url,
+            f"SELECT count(*) FROM {{t}}workflow_status WHERE queue_name = 'shared' AND {where}",
+        )
+        if int(rows[0][0]) >= count:
             return
         await trio.sleep(0.05)

@@ -42,6 +42,7 @@ class App:
     three_steps: Callable[[int], Awaitable[str]]
     hold: Callable[[float], Awaitable[str]]
     queues: dict[str, Any]
+    wait_for_go: Callable[[], Awaitable[str]]
 
 
 def queue_options(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -71,6 +72,8 @@ def build_app(
       result; each step body logs its execution to the side table first.
     * ``hold(seconds)`` (name ``qa.hold``): one step that logs a row with start and end
       times around a sleep, for measuring how many executions overlapped.
+    * ``wait_for_go()`` (name ``qa.wait_for_go``): waits for a message on topic ``go``,
+      holding its queue slot until then.
     """
     from support.queue_fixtures import SideTable
 
@@ -123,11 +126,19 @@ def build_app(
         assert workflow_id is not None
         return await hold_step(workflow_id, seconds)
 
+    @dbos.workflow(name="qa.wait_for_go")
+    async def wait_for_go() -> str:
+        # Holds its queue slot until a "go" message arrives (another process sends it).
+        await dbos.recv("go", timeout_seconds=600)
+        return f"{tag}:{os.getpid()}"
+
     registered = {
         name: dbos.register_queue(name, **queue_options(spec))
         for name, spec in (queues or {}).items()
     }
-    return App(dbos=dbos, three_steps=three_steps, hold=hold, queues=registered)
+    return App(
+        dbos=dbos, three_steps=three_steps, hold=hold, queues=registered, wait_for_go=wait_for_go
+    )
 
 
 def expected_three_steps(n: int, tag: str) -> str:
