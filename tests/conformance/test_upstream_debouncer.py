@@ -11,6 +11,7 @@ from dbos_trio import (
     DBOS,
     Client,
     DBOSException,
+    DBOSQueueDeduplicatedError,
     EnqueueOptions,
     SetEnqueueOptions,
     SetWorkflowID,
@@ -201,3 +202,140 @@ async def test_debounce_rejects_caller_dedup_and_delay(
                         workflow_name="echo", queue_name="q", deduplication_id="caller-dedup"
                     )
                 )
+
+
+async def test_debounce_cancel_then_redebounce(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_debouncer.py::test_debounce_cancel_then_redebounce"""
+
+    @dbos.workflow()
+    async def echo(value: int) -> int:
+        return value
+
+    debouncer = dbos.debouncer(echo)
+    async with dbos.launched():
+        first = await debouncer.debounce("key", 1_000_000, 1)
+        assert (await first.get_status()).status == "DELAYED"
+        await dbos.cancel_workflow(first.workflow_id)
+        second = await debouncer.debounce("key", 1, 2)
+        assert second.workflow_id != first.workflow_id
+        assert await second.get_result() == 2
+
+
+async def test_debounce_deadline_caps_initial_delay(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_debouncer.py::test_debounce_deadline_caps_initial_delay"""
+    from support.backends import query
+
+    @dbos.workflow()
+    async def echo(value: int) -> int:
+        return value
+
+    debouncer = dbos.debouncer(echo, debounce_timeout_sec=1000)
+    async with dbos.launched():
+        handle = await debouncer.debounce("key", 1_000_000, 1)
+        url = dbos.config.database_url
+        assert url is not None
+        [(status, debounced, deadline, delay_until)] = await query(
+            url,
+            "SELECT status, is_debounced, debounce_deadline_epoch_ms, delay_until_epoch_ms "
+            "FROM {t}workflow_status WHERE workflow_uuid = %s",
+            handle.workflow_id,
+        )
+        assert status == "DELAYED" and debounced
+        assert deadline is not None and delay_until is not None
+        assert delay_until <= deadline
+        await dbos.cancel_workflow(handle.workflow_id)
+
+
+async def test_debounce_user_dedup_conflict_raises(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_debouncer.py::test_debounce_user_dedup_conflict_raises"""
+    queue = dbos.register_queue("q")
+
+    @dbos.workflow(name="slow")
+    async def slow(value: int) -> int:
+        await dbos.sleep(1_000_000)
+        return value
+
+    debouncer = dbos.debouncer(slow, queue=queue)
+    async with dbos.launched():
+        with SetEnqueueOptions(deduplication_id="slow-key"):
+            blocker = await queue.enqueue(slow, 1)
+        with pytest.raises(DBOSQueueDeduplicatedError):
+            await debouncer.debounce("key", 1, 2)
+        await dbos.cancel_workflow(blocker.workflow_id)
+
+
+async def test_debounce_key_collision_between_workflows(
+    dbos: DBOS, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_debouncer.py::test_debounce_key_collision_between_workflows"""
+    dbos.register_queue("collide")
+    async with dbos.launched(), Client(dbos_url) as client:
+        one = client.debouncer(EnqueueOptions(workflow_name="colw", queue_name="collide"))
+        two = client.debouncer(EnqueueOptions(workflow_name="colw-b", queue_name="collide"))
+        first = await one.debounce("b-k", 1_000_000, 1)
+        status = await first.get_status()
+        assert (status.status, status.deduplication_id) == ("DELAYED", "colw-b-k")
+        with pytest.raises(DBOSQueueDeduplicatedError):
+            await two.debounce("k", 1, 2)  # same deduplication id, another workflow
+        status = await first.get_status()
+        assert (status.status, status.name) == ("DELAYED", "colw")
+        again = await one.debounce("b-k", 1_000_000, 3)
+        assert again.workflow_id == first.workflow_id
+        await client.cancel_workflow(first.workflow_id)
+
+
+async def test_debounce_inworkflow_does_not_inherit_parent_deadline(
+    dbos: DBOS, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_debouncer.py::test_debounce_inworkflow_does_not_inherit_parent_deadline"""  # noqa: E501
+
+    @dbos.workflow()
+    async def child(value: int) -> int:
+        return value
+
+    debouncer = dbos.debouncer(child)
+
+    @dbos.workflow()
+    async def parent() -> str:
+        handle = await debouncer.debounce("deadline-key", 3.0, 5)
+        return handle.workflow_id
+
+    async with dbos.launched():
+        with SetWorkflowTimeout(1.0):
+            started = await dbos.start_workflow(parent)
+        child_id = await started.get_result()
+        handle = await dbos.retrieve_workflow(child_id)
+        status = await handle.get_status()
+        assert status.status == "DELAYED" and status.workflow_deadline_epoch_ms is None
+        assert await handle.get_result() == 5
+
+
+async def test_debounce_bounce_path_does_not_leak_pinned_id(
+    dbos: DBOS, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_debouncer.py::test_debounce_bounce_path_does_not_leak_pinned_id"""
+
+    @dbos.workflow()
+    async def child(value: int) -> int:
+        return value
+
+    @dbos.workflow()
+    async def other(value: int) -> int:
+        return value
+
+    debouncer = dbos.debouncer(child)
+
+    @dbos.workflow()
+    async def parent(pinned: str) -> tuple[str, str]:
+        first = await debouncer.debounce("leak-key", 1_000_000, 1)
+        with SetWorkflowID(pinned):
+            bounced = await debouncer.debounce("leak-key", 1_000_000, 2)
+        assert bounced.workflow_id == first.workflow_id
+        following = await dbos.start_workflow(other, 3)
+        return first.workflow_id, following.workflow_id
+
+    async with dbos.launched():
+        delayed, following = await (await dbos.start_workflow(parent, "pinned")).get_result()
+        assert following != "pinned"
+        assert await (await dbos.retrieve_workflow(following)).get_result() == 3
+        await dbos.cancel_workflow(delayed)
