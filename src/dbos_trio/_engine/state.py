@@ -63,6 +63,10 @@ class LocalExecution:
     # the task itself, so an execution that lost its row ends at once instead of waiting
     # for the new owner's outcome (its handles fall back to the row).
     detached: bool = False
+    # Writing its own outcome: a row the watcher then finds finished is this write's
+    # doing (committed, its reply not yet back), not another executor's, so the watcher
+    # leaves the execution alone (the write's reply decides whether it won).
+    recording_outcome: bool = False
 
 
 class ReplayProbe(Protocol):

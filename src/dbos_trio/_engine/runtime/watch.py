@@ -51,6 +51,9 @@ async def stop_lost(executor: Executor) -> list[str]:
         for workflow_id in lost
         if (run := executor.local.get(workflow_id)) is not None
         and run.owner_xid == owners[workflow_id]
+        # Its own outcome write may have committed before its reply came back: the row
+        # is finished by this very execution, which nothing needs to stop.
+        and not run.recording_outcome
     ]
     paused = [workflow_id for workflow_id in stale if lost[workflow_id] == PAUSED]
     for workflow_id in executor.pause_local(paused):

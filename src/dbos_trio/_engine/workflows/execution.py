@@ -224,6 +224,7 @@ async def _finish(
     if raised is not None:
         status = ERROR
         error = encode_error(codec, raised, plan.serialization)
+    execution.recording_outcome = True
     won = await executor.sysdb.record_outcome(
         plan.workflow_id,
         plan.owner_xid,
