@@ -240,3 +240,69 @@ async def test_class_with_only_steps(dbos: DBOS, autojump_clock: MockClock) -> N
         assert await handle.get_result() == 20
         steps = await dbos.list_workflow_steps(handle.workflow_id)
         assert [s.output for s in steps] == [10, 10]
+
+
+async def test_class_recovery(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_classdecorators.py::test_class_recovery"""
+    runs = {"n": 0}
+
+    class Recovered:
+        @classmethod
+        @dbos.workflow()
+        async def check_cls(cls, arg: str) -> str:
+            runs["n"] += 1
+            assert arg == "arg1"
+            assert cls is Recovered
+            return "ran"
+
+    async with dbos.launched():
+        with SetWorkflowID("run1"):
+            assert await Recovered.check_cls("arg1") == "ran"
+        with SetWorkflowID("run1"):
+            handle = await dbos.start_workflow(Recovered.check_cls, "arg1")
+        assert await handle.get_result() == "ran"
+        assert runs["n"] == 1
+
+
+async def test_inst_recovery_missing_instance(
+    dbos_url: str, caplog: pytest.LogCaptureFixture, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_classdecorators.py::test_inst_recovery_missing_instance"""
+    import logging
+
+    import trio
+
+    from dbos_trio import Config
+
+    from support.backends import execute
+
+    def app(make_instance: bool) -> tuple[DBOS, Any]:
+        instance = DBOS(Config(app_name="wf-tests", database_url=dbos_url, app_version="1.0.0"))
+
+        class Missing(DBOSConfiguredInstance):
+            def __init__(self) -> None:
+                super().__init__("missing_instance")
+
+            @instance.workflow(name="Missing.wf")
+            async def wf(self, value: int) -> int:
+                return value
+
+        return instance, (Missing() if make_instance else None)
+
+    first, obj = app(True)
+    async with first.launched():
+        with SetWorkflowID("wf"):
+            assert await obj.wf(1) == 1
+    await execute(
+        dbos_url, "UPDATE {t}workflow_status SET status = 'PENDING' WHERE workflow_uuid = %s", "wf"
+    )
+    del obj
+    import gc
+
+    gc.collect()  # the instance registry holds instances weakly
+    caplog.set_level(logging.WARNING)
+    second, _ = app(False)
+    async with second.launched():
+        await trio.sleep(5)
+    assert "not registered" in caplog.text
+    assert "missing_instance" in caplog.text

@@ -64,8 +64,10 @@ def _bound_receiver(registered: RegisteredWorkflow, claimed: ClaimedWorkflow) ->
         if instance is None:
             raise DBOSWorkflowFunctionNotFoundError(
                 claimed.workflow_id,
-                f"no instance of {claimed.class_name} with config name {claimed.config_name!r} "
-                "exists in this process",
+                # dbos 3.4's words first, then which instance is missing and where.
+                f"configured class instance '{claimed.class_name}/{claimed.config_name}' is not "
+                f"registered: no instance of {claimed.class_name} with config name "
+                f"{claimed.config_name!r} exists in this process",
             )
         registered.kind = "instance"
         return (instance,)
