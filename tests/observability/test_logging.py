@@ -218,3 +218,28 @@ async def test_a_retried_step_attempt_is_logged_at_info_with_its_workflow(
     assert retried[0].levelno == logging.INFO
     assert retried[0].workflow_id == "retry-1"
     assert "first time" in retried[0].getMessage()
+
+
+async def test_the_text_format_names_the_workflow_and_step_only_inside_one(
+    dbos_url: str, restore_library_logger: None
+) -> None:
+    stream = io.StringIO()
+    dbos_trio.configure_logging("INFO", stream=stream)
+    dbos = DBOS(Config(app_name="log-text", database_url=dbos_url))
+
+    @dbos.step()
+    async def noted() -> None:
+        dbos_trio.logger.info("in the step")
+
+    @dbos.workflow()
+    async def wf() -> None:
+        await noted()
+
+    async with dbos.launched():
+        with SetWorkflowID("text-1"):
+            await wf()
+    lines = stream.getvalue().splitlines()
+    launched = [line for line in lines if "launched log-text" in line]
+    assert len(launched) == 1 and "workflow=" not in launched[0]  # no "workflow=None"
+    inside = [line for line in lines if "in the step" in line]
+    assert len(inside) == 1 and inside[0].endswith("[workflow=text-1 step=1]")

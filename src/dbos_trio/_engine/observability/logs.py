@@ -59,6 +59,11 @@ class DBOSContextFilter(logging.Filter):
         record.trace_id = trace_id
         record.operationUUID = workflow_id
         record.traceId = trace_id
+        # The text format's suffix: the workflow and step, only inside a workflow (a
+        # launch or shutdown line read "[workflow=None step=None]").
+        record.dbos_context = (
+            "" if workflow_id is None else f" [workflow={workflow_id} step={record.step_id}]"
+        )
         return True
 
 
@@ -93,10 +98,7 @@ class JSONFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
-TEXT_FORMAT: Final = (
-    "%(asctime)s [%(levelname)8s] (%(name)s) %(message)s"
-    " [workflow=%(workflow_id)s step=%(step_id)s]"
-)
+TEXT_FORMAT: Final = "%(asctime)s [%(levelname)8s] (%(name)s) %(message)s%(dbos_context)s"
 
 
 def configure_logging(
