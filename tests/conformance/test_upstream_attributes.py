@@ -220,3 +220,57 @@ async def test_attributes_debouncer(dbos: DBOS, autojump_clock: MockClock) -> No
             handle = await debouncer.debounce("key", 1.0, 5)
         assert await handle.get_result() == 5
         assert await attributes_of(dbos, handle.workflow_id) == {"k": "debounced"}
+
+
+async def test_attributes_enqueue(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_attributes.py::test_attributes_enqueue"""
+    queue = dbos.register_queue("q")
+
+    @dbos.workflow()
+    async def noop() -> None:
+        return None
+
+    async with dbos.launched():
+        with SetWorkflowAttributes({"via": "queue"}), SetWorkflowID("wf"):
+            handle = await queue.enqueue(noop)
+        await handle.get_result()
+        assert (await handle.get_status()).attributes == {"via": "queue"}
+
+
+async def test_attributes_list_queued(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_attributes.py::test_attributes_list_queued"""
+    import trio
+
+    queue = dbos.register_queue("q", global_concurrency=1)
+    release = trio.Event()
+
+    @dbos.workflow()
+    async def blocked() -> None:
+        await release.wait()
+
+    async with dbos.launched():
+        with SetWorkflowAttributes({"team": "a"}):
+            first = await queue.enqueue(blocked)
+        with SetWorkflowAttributes({"team": "b"}):
+            second = await queue.enqueue(blocked)
+        listed = await dbos.list_queued_workflows(attributes={"team": "b"})
+        assert [w.workflow_id for w in listed] == [second.workflow_id]
+        release.set()
+        await first.get_result()
+        await second.get_result()
+
+
+async def test_attributes_client_list(dbos: DBOS, dbos_url: str, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_attributes.py::test_attributes_client_list"""
+
+    @dbos.workflow()
+    async def noop() -> None:
+        return None
+
+    async with dbos.launched(), Client(dbos_url) as client:
+        with SetWorkflowAttributes({"k": 1}), SetWorkflowID("one"):
+            await noop()
+        with SetWorkflowID("two"):
+            await noop()
+        listed = await client.list_workflows(attributes={"k": 1})
+        assert [w.workflow_id for w in listed] == ["one"]

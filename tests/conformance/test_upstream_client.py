@@ -302,3 +302,53 @@ async def test_client_no_migrate(empty_database_url: str) -> None:
     with pytest.raises(Exception):  # noqa: B017 - any error: the client never creates tables
         async with Client(empty_database_url) as client:
             await client.list_workflows()
+
+
+async def test_client_send_no_topic(
+    app: Collateral, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_client.py::test_client_send_no_topic"""
+    async with app.dbos.launched(), Client(dbos_url) as client:
+        handle = await client.enqueue(
+            EnqueueOptions(workflow_name="send_test", queue_name="test_queue", workflow_id="r")
+        )
+        await client.send("r", "plain")
+        assert await handle.get_result() == "plain"
+
+
+async def test_client_get_event_finished(
+    app: Collateral, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_client.py::test_client_get_event_finished"""
+    async with app.dbos.launched(), Client(dbos_url) as client:
+        options = EnqueueOptions(
+            workflow_name="event_test", queue_name="test_queue", workflow_id="wf"
+        )
+        assert await (await client.enqueue(options, "key", "value")).get_result() == "key-value"
+        assert await client.get_event("wf", "key", 10) == "value"
+
+
+async def test_client_get_event_update_finished(
+    app: Collateral, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_client.py::test_client_get_event_update_finished"""
+    async with app.dbos.launched(), Client(dbos_url) as client:
+        options = EnqueueOptions(
+            workflow_name="event_test", queue_name="test_queue", workflow_id="wf"
+        )
+        await (await client.enqueue(options, "key", "value", 1)).get_result()
+        assert await client.get_event("wf", "key", 10) == "updated-value"
+
+
+async def test_client_retrieve_wf_done(
+    app: Collateral, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_client.py::test_client_retrieve_wf_done"""
+    async with app.dbos.launched(), Client(dbos_url) as client:
+        options = EnqueueOptions(
+            workflow_name="retrieve_test", queue_name="test_queue", workflow_id="wf"
+        )
+        await (await client.enqueue(options, "abc")).get_result()
+        done = await client.retrieve_workflow("wf")
+        assert (await done.get_status()).status == "SUCCESS"
+        assert await done.get_result() == "abc"
