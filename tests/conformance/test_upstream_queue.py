@@ -3,6 +3,8 @@ limits, deduplication, priority, partitions, delays and queue recovery."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import trio
 from trio.testing import MockClock
@@ -624,3 +626,119 @@ async def test_enqueue_with_options_child(dbos: DBOS, autojump_clock: MockClock)
         with SetWorkflowID("p"):
             assert await parent() == 2  # replayed: no second child
         assert len(await dbos.list_workflows(name="child")) == 1
+
+
+async def test_listen_queue(dbos_url: str, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_queue.py::test_listen_queue"""
+    from dbos_trio import Config
+
+    def app(listen: list[str]) -> tuple[DBOS, Any, Any]:
+        instance = DBOS(
+            Config(
+                app_name="wf-tests", database_url=dbos_url, app_version="v1", listen_queues=listen
+            )
+        )
+        one = instance.register_queue("queue_one")
+        two = instance.register_queue("queue_two")
+
+        @instance.workflow(name="listened")
+        async def listened() -> str | None:
+            return instance.workflow_id
+
+        return instance, (one, two), listened
+
+    first, (one, two), listened = app(["queue_one"])
+    async with first.launched():
+        handle_one = await one.enqueue(listened)
+        handle_two = await two.enqueue(listened)
+        assert await handle_one.get_result() == handle_one.workflow_id
+        await trio.sleep(5)
+        assert (await handle_two.get_status()).status == "ENQUEUED"
+    second, _, _ = app(["queue_two"])
+    async with second.launched():
+        again = await second.retrieve_workflow(handle_two.workflow_id)
+        assert await again.get_result() == handle_two.workflow_id
+
+
+async def test_delay_cancel_resume_list(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_queue.py::test_delay_cancel_resume_list"""
+    queue = dbos.register_queue("delayed", polling_interval_sec=0.1)
+
+    @dbos.workflow()
+    async def done() -> str:
+        return "done"
+
+    async with dbos.launched():
+        with SetEnqueueOptions(delay_seconds=60.0):
+            cancelled = await queue.enqueue(done)
+        assert (await cancelled.get_status()).status == "DELAYED"
+        await dbos.cancel_workflow(cancelled.workflow_id)
+        assert (await cancelled.get_status()).status == "CANCELLED"
+        queued = await dbos.list_queued_workflows()
+        assert cancelled.workflow_id not in [w.workflow_id for w in queued]
+        with SetEnqueueOptions(delay_seconds=60.0):
+            resumed = await queue.enqueue(done)
+        await dbos.resume_workflow(resumed.workflow_id)
+        assert await resumed.get_result() == "done"
+        assert (await resumed.get_status()).status == "SUCCESS"
+
+
+async def test_one_at_a_time_with_limiter(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_queue.py::test_one_at_a_time_with_limiter"""
+    queue = dbos.register_queue(
+        "serial", global_concurrency=1, limiter=RateLimit(limit=10, period=1.0)
+    )
+    started, release = trio.Event(), trio.Event()
+    ran = {"two": False}
+
+    @dbos.workflow()
+    async def one() -> None:
+        started.set()
+        await release.wait()
+
+    @dbos.workflow()
+    async def two() -> None:
+        ran["two"] = True
+
+    async with dbos.launched():
+        first = await queue.enqueue(one)
+        second = await queue.enqueue(two)
+        await started.wait()
+        await trio.sleep(2)
+        assert not ran["two"]
+        release.set()
+        await first.get_result()
+        await second.get_result()
+        assert ran["two"]
+
+
+async def test_enqueue_with_options_passthrough(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_queue.py::test_enqueue_with_options_passthrough"""
+    dbos.register_queue("q")
+
+    @dbos.workflow(name="target")
+    async def target(value: int) -> int:
+        return value * 2
+
+    async with dbos.launched():
+        options = EnqueueOptions(
+            workflow_name="target",
+            queue_name="q",
+            workflow_id="wf",
+            app_version=dbos.app_version,
+            deduplication_id="dedup-key",
+            authenticated_user="alice",
+            authenticated_roles=["admin"],
+        )
+        handle = await dbos.enqueue(options, 21)
+        assert handle.workflow_id == "wf"
+        assert await handle.get_result() == 42
+        status = await handle.get_status()
+        assert status.app_version == dbos.app_version
+        assert status.authenticated_user == "alice"
+        assert status.authenticated_roles == ["admin"]
+        again = await dbos.enqueue(
+            EnqueueOptions(workflow_name="target", queue_name="q", deduplication_id="dedup-key"),
+            21,
+        )
+        assert await again.get_result() == 42  # the first one finished: the id is free
