@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from dbos_trio._core.moments import invalid_time, moment_of
+from dbos_trio._core.human import duration_text, moment_text
 from dbos_trio._core.pickled import read_error
 from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus
 
@@ -23,37 +23,9 @@ from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus
 SLEEP_STEP = "DBOS.sleep"
 
 
-def when(epoch_ms: Any) -> str:
-    """Epoch milliseconds as ``YYYY-MM-DD HH:MM:SS UTC``; empty for a missing value; a stored
-    number no date can hold as ``invalid time (... ms)``."""
-    if not isinstance(epoch_ms, int | float) or isinstance(epoch_ms, bool):
-        return ""
-    moment = moment_of(epoch_ms)
-    if moment is None:
-        return invalid_time(epoch_ms)
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def duration(ms: Any) -> str:
-    """Milliseconds as a short human duration: ``350 ms``, ``4.2 s``, ``3 min 20 s``,
-    ``2 h 5 min``, ``3 d 4 h``; empty for a missing or negative value."""
-    if not isinstance(ms, int | float) or isinstance(ms, bool) or ms < 0:
-        return ""
-    if ms < 1000:
-        return f"{ms:.0f} ms"
-    seconds = ms / 1000
-    if seconds < 60:
-        return f"{seconds:.1f} s".replace(".0 s", " s")
-    whole = round(seconds)
-    for unit, size, smaller, smaller_size in (
-        ("d", 86400, "h", 3600),
-        ("h", 3600, "min", 60),
-        ("min", 60, "s", 1),
-    ):
-        if whole >= size:
-            rest = (whole % size) // smaller_size
-            return f"{whole // size} {unit}" + (f" {rest} {smaller}" if rest else "")
-    return f"{whole} s"  # pragma: no cover - seconds >= 60 always has a unit above
+# One formatting of times and spans for every face (the dashboard's too).
+when = moment_text
+duration = duration_text
 
 
 def span(start_ms: Any, end_ms: Any) -> str:
