@@ -4,6 +4,7 @@ timeouts."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import pickle
 
@@ -457,3 +458,54 @@ async def test_nondeterministic_workflow(dbos: DBOS, autojump_clock: MockClock) 
         forked = await dbos.fork_workflow("wf", 2)  # replays step 1: now a different step
         with pytest.raises(DBOSUnexpectedStepError):
             await forked.get_result()
+
+
+async def test_step_timeout_via_run_step(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_failures.py::test_step_timeout_via_run_step"""
+    cancelled = {"seen": False}
+
+    async def slow() -> None:
+        try:
+            await trio.sleep(60)
+        except trio.Cancelled:
+            cancelled["seen"] = True
+            raise
+
+    @dbos.workflow()
+    async def a_workflow() -> None:
+        await dbos.run_step(slow, timeout_seconds=0.2)
+
+    async with dbos.launched():
+        with pytest.raises(DBOSStepTimeoutError):
+            await a_workflow()
+        assert cancelled["seen"]
+
+
+async def test_step_timeout_preserves_step_outcomes(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_failures.py::test_step_timeout_preserves_step_outcomes"""
+
+    @dbos.step(timeout_seconds=30)
+    async def boom() -> None:
+        raise ValueError("boom")
+
+    @dbos.workflow()
+    async def boom_workflow() -> None:
+        await boom()
+
+    @dbos.step(timeout_seconds=0.2)
+    async def stubborn() -> str:
+        with contextlib.suppress(trio.Cancelled):  # swallowed: still a timeout
+            await trio.sleep(60)
+        return "suppressed"
+
+    @dbos.workflow()
+    async def stubborn_workflow() -> str:
+        return await stubborn()
+
+    async with dbos.launched():
+        with SetWorkflowID("boom"), pytest.raises(ValueError, match="boom"):
+            await boom_workflow()
+        [entry] = await dbos.list_workflow_steps("boom")
+        assert entry.output is None and isinstance(entry.error, ValueError)
+        with SetWorkflowID("stubborn"), pytest.raises(DBOSStepTimeoutError):
+            await stubborn_workflow()
