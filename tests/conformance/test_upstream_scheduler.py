@@ -353,3 +353,124 @@ async def test_backfill_with_timezone(dbos: DBOS, autojump_clock: MockClock) -> 
         new_york = ZoneInfo("America/New_York")
         assert [t.astimezone(new_york).hour for t in sorted(received)] == [0, 0]
         assert sorted(received)[0] == datetime(2025, 1, 2, 5, tzinfo=UTC)
+
+
+async def test_dynamic_scheduler_delete_stops_firing(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_scheduler.py::test_dynamic_scheduler_delete_stops_firing"""
+    fired = {"n": 0}
+    first = trio.Event()
+
+    @dbos.workflow()
+    async def every_second(scheduled_at: datetime, ctx: Any) -> None:
+        fired["n"] += 1
+        first.set()
+
+    async with dbos.launched():
+        await dbos.create_schedule(
+            schedule_name="doomed", workflow_fn=every_second, schedule="* * * * * *"
+        )
+        await first.wait()
+        await dbos.delete_schedule("doomed")
+        await trio.sleep(3)
+        count = fired["n"]
+        await trio.sleep(5)
+        assert fired["n"] == count
+
+
+async def test_client_trigger_schedule(
+    dbos: DBOS, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_scheduler.py::test_client_trigger_schedule"""
+    from dbos_trio import Client
+
+    received: list[Any] = []
+
+    @dbos.workflow(name="triggered")
+    async def triggered(scheduled_at: datetime, ctx: Any) -> None:
+        received.append(ctx)
+
+    async with dbos.launched(), Client(dbos_url) as client:
+        await client.create_schedule(
+            schedule_name="t", workflow_name="triggered", schedule="0 0 1 1 *", context=[1, 2]
+        )
+        handle = await client.trigger_schedule("t")
+        assert handle.workflow_id.startswith("sched-t-trigger-")
+        await handle.get_result()
+        assert received == [[1, 2]]
+        with pytest.raises(DBOSException, match="does not exist"):
+            await client.trigger_schedule("no-such-schedule")
+
+
+async def test_client_pause_resume_schedule(
+    dbos: DBOS, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_scheduler.py::test_client_pause_resume_schedule"""
+    from dbos_trio import Client
+
+    fired = {"n": 0}
+
+    @dbos.workflow(name="ticker")
+    async def ticker(scheduled_at: datetime, ctx: Any) -> None:
+        fired["n"] += 1
+
+    async with dbos.launched(), Client(dbos_url) as client:
+        await client.create_schedule(
+            schedule_name="tick", workflow_name="ticker", schedule="* * * * * *"
+        )
+        await trio.sleep(3)
+        await client.pause_schedule("tick")
+        paused = await client.get_schedule("tick")
+        assert paused is not None and paused.status == "PAUSED"
+        await trio.sleep(3)
+        count = fired["n"]
+        await trio.sleep(3)
+        assert fired["n"] == count
+        await client.resume_schedule("tick")
+        await trio.sleep(5)
+        assert fired["n"] > count
+
+
+async def test_classmethod_schedule(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_scheduler.py::test_classmethod_schedule (and the static one)"""
+    received: list[str] = []
+
+    class Scheduled:
+        @classmethod
+        @dbos.workflow()
+        async def by_class(cls, scheduled_at: datetime, ctx: Any) -> None:
+            received.append(f"{cls.__name__}:{ctx}")
+
+        @staticmethod
+        @dbos.workflow()
+        async def by_static(scheduled_at: datetime, ctx: Any) -> None:
+            received.append(f"static:{ctx}")
+
+    async with dbos.launched():
+        await dbos.create_schedule(
+            schedule_name="cls", workflow_fn=Scheduled.by_class, schedule="0 0 1 1 *", context=1
+        )
+        await dbos.create_schedule(
+            schedule_name="st", workflow_fn=Scheduled.by_static, schedule="0 0 1 1 *", context=2
+        )
+        cls_schedule = await dbos.get_schedule("cls")
+        assert cls_schedule is not None and cls_schedule.workflow_class_name is not None
+        await (await dbos.trigger_schedule("cls")).get_result()
+        await (await dbos.trigger_schedule("st")).get_result()
+        assert sorted(received) == ["Scheduled:1", "static:2"]
+
+
+async def test_backfill_naive_datetime(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_scheduler.py::test_backfill_naive_datetime (naive means UTC)"""
+    received: list[datetime] = []
+
+    @dbos.workflow()
+    async def hourly(scheduled_at: datetime, ctx: Any) -> None:
+        received.append(scheduled_at)
+
+    async with dbos.launched():
+        await dbos.create_schedule(schedule_name="naive", workflow_fn=hourly, schedule="0 * * * *")
+        start = datetime(2025, 1, 1, 0, 30)
+        handles = await dbos.backfill_schedule("naive", start, start + timedelta(hours=2))
+        for handle in handles:
+            await handle.get_result()
+        assert sorted(received) == [datetime(2025, 1, 1, h, tzinfo=UTC) for h in (1, 2)]

@@ -583,3 +583,15 @@ async def test_client_delete_workflow(dbos: DBOS, dbos_url: str, autojump_clock:
         await client.delete_workflow("p", delete_children=True)
         assert await dbos.get_workflow_status("p") is None
         assert await dbos.get_workflow_status("p-1") is None
+
+
+async def test_garbage_collection_batch_size_validation(
+    dbos: DBOS, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_workflow_management.py::test_garbage_collection_batch_size_validation"""
+    from dbos_trio import DBOSException
+
+    async with dbos.launched():
+        for bad in (0, -1):
+            with pytest.raises(DBOSException):
+                await dbos.garbage_collect(keep_newest=1, batch_size=bad)

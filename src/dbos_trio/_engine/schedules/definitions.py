@@ -154,6 +154,10 @@ def workflow_of(registry: Registry, fn: Callable[..., Any]) -> tuple[str, str | 
     class_name = None
     if bound and isinstance(bound[0], type):
         registered.kind = "class"
+        # The class is in hand: dispatch of the schedule's rows finds it even when it is
+        # not importable by name (defined in a function), as a bound call's dispatch does.
+        if registered.owner is None:
+            registered.owner = bound[0]
         class_name = registered.class_name
     check_signature(fn, registered.name)
     return registered.name, class_name
