@@ -229,3 +229,33 @@ async def test_debouncer_rejects_return_existing(dbos: DBOS, autojump_clock: Moc
             SetEnqueueOptions(duplication_policy="return-existing"),
         ):
             await debouncer.debounce("key", 0.1, "first")
+
+
+async def test_return_existing_recovery(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_duplication_policy.py::test_return_existing_recovery"""
+    queue = dbos.register_queue(QUEUE)
+    release = trio.Event()
+
+    @dbos.workflow()
+    async def gated(value: str) -> str:
+        await release.wait()
+        return f"{value}-done"
+
+    @dbos.workflow()
+    async def parent() -> str:
+        with SetEnqueueOptions(deduplication_id="d", duplication_policy="return-existing"):
+            handle = await queue.enqueue(gated, "child")
+        return handle.workflow_id
+
+    async with dbos.launched():
+        with SetEnqueueOptions(deduplication_id="d", duplication_policy="return-existing"):
+            first = await queue.enqueue(gated, "first")
+        with SetWorkflowID("parent"):
+            assert await parent() == first.workflow_id
+        [step] = await dbos.list_workflow_steps("parent")
+        assert step.child_workflow_id == first.workflow_id and step.error is None
+        release.set()
+        assert await first.get_result() == "first-done"
+        # A rerun (as recovery would) re-attaches from the checkpoint, not a new child.
+        forked = await dbos.fork_workflow("parent", 2)
+        assert await forked.get_result() == first.workflow_id

@@ -474,3 +474,25 @@ async def test_backfill_naive_datetime(dbos: DBOS, autojump_clock: MockClock) ->
         for handle in handles:
             await handle.get_result()
         assert sorted(received) == [datetime(2025, 1, 1, h, tzinfo=UTC) for h in (1, 2)]
+
+
+async def test_instance_method_schedule_rejected(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_scheduler.py::test_instance_method_schedule_rejected"""
+    from dbos_trio import DBOSConfiguredInstance
+
+    class Configured(DBOSConfiguredInstance):
+        def __init__(self) -> None:
+            super().__init__("my-config")
+
+        @dbos.workflow()
+        async def scheduled(self, scheduled_at: datetime, ctx: Any) -> None:
+            return None
+
+    instance = Configured()
+    async with dbos.launched():
+        with pytest.raises(DBOSException, match="Configured instance methods cannot be used"):
+            await dbos.create_schedule(
+                schedule_name="instance-schedule",
+                workflow_fn=instance.scheduled,
+                schedule="* * * * *",
+            )

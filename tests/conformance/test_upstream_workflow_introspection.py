@@ -497,3 +497,40 @@ async def test_call_as_step_within_step(dbos: DBOS, autojump_clock: MockClock) -
             assert await a_workflow() == "PENDING"
         steps = await dbos.list_workflow_steps("wf")
         assert [s.function_name for s in steps] == [get_status.__qualname__]
+
+
+async def test_list_workflow_completed_at(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_workflow_completed_at"""
+    release = trio.Event()
+
+    @dbos.workflow()
+    async def simple() -> None:
+        return None
+
+    @dbos.workflow()
+    async def failing() -> None:
+        raise Boom("boom")
+
+    @dbos.workflow()
+    async def pending() -> None:
+        await release.wait()
+
+    async with dbos.launched():
+        await simple()
+        [done] = await dbos.list_workflows(name=simple.__qualname__)
+        assert done.status == "SUCCESS" and done.completed_at is not None
+        assert done.created_at is not None and done.completed_at >= done.created_at
+        with pytest.raises(Boom):
+            await failing()
+        [failed] = await dbos.list_workflows(name=failing.__qualname__)
+        assert failed.status == "ERROR" and failed.completed_at is not None
+        with SetWorkflowID("cancelled"):
+            await dbos.start_workflow(pending)
+        await dbos.cancel_workflow("cancelled")
+        cancelled = await dbos.get_workflow_status("cancelled")
+        assert cancelled is not None and cancelled.completed_at is not None
+        with SetWorkflowID("running"):
+            await dbos.start_workflow(pending)
+        running = await dbos.get_workflow_status("running")
+        assert running is not None and running.completed_at is None
+        release.set()
