@@ -488,3 +488,22 @@ async def test_read_stream_notices_cancellation(dbos: DBOS, autojump_clock: Mock
             await reading.get_result()
         finish.set()
         await writing.get_result()
+
+
+async def test_client_read_stream_offset(
+    dbos: DBOS, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_streaming.py::test_client_read_stream_offset"""
+
+    @dbos.workflow()
+    async def writer() -> None:
+        for index in range(5):
+            await dbos.write_stream("s", index)
+        await dbos.close_stream("s")
+
+    async with dbos.launched(), Client(dbos_url) as client:
+        with SetWorkflowID("wf"):
+            await writer()
+        assert [v async for v in client.read_stream("wf", "s", offset=2)] == [2, 3, 4]
+        assert [v async for v in client.read_stream("wf", "s", offset=5)] == []
+        assert await client.read_stream_offset("wf", "s", 4) == 4
