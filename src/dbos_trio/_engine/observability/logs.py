@@ -49,7 +49,8 @@ class DBOSContextFilter(logging.Filter):
         step = current_step.get()
         workflow_id = None if ctx is None else ctx.workflow_id
         record.workflow_id = workflow_id
-        record.step_id = None if step is None else step.step_id
+        step_id = None if step is None else step.step_id
+        record.step_id = step_id
         record.executor_id = None if ctx is None else ctx.executor.executor_id
         record.app_version = None if ctx is None else ctx.executor.app_version
         try:
@@ -62,7 +63,7 @@ class DBOSContextFilter(logging.Filter):
         # The text format's suffix: the workflow and step, only inside a workflow (a
         # launch or shutdown line read "[workflow=None step=None]").
         record.dbos_context = (
-            "" if workflow_id is None else f" [workflow={workflow_id} step={record.step_id}]"
+            "" if workflow_id is None else f" [workflow={workflow_id} step={step_id}]"
         )
         return True
 
