@@ -16,14 +16,13 @@ import os
 import sys
 from typing import Any
 
-from dbos_trio._client import Client
 from dbos_trio._core.filters import epoch_ms
 from dbos_trio._core.replay import CheckReport
 from dbos_trio._ops import bundles as bundle_ops
 from dbos_trio._ops import check as ops
 from dbos_trio._ops.check import CheckSelection, RecordedHistory, ReplayApp
-from dbos_trio.cli._common import configured_url, count
-from dbos_trio.cli._errors import CLI_RETRY_LIMIT_SECONDS, UsageError
+from dbos_trio.cli._common import configured_url, count, open_client
+from dbos_trio.cli._errors import UsageError
 from dbos_trio.errors import DBOSException
 
 
@@ -111,13 +110,7 @@ async def _check(args: argparse.Namespace) -> None:
             finished=args.finished,
             application_name=app.config.app_name,
         )
-        client = Client(
-            url,
-            schema=args.schema,
-            use_listen_notify=False,
-            database_retry_limit=CLI_RETRY_LIMIT_SECONDS,
-            allow_pickle=False,
-        )
+        client = open_client(args, allow_pickle=False)
         async with client:
             histories += await ops.load_histories(client._reach, selection)
     report = await ops.check(app, histories)

@@ -45,15 +45,22 @@ def scrubber(args: argparse.Namespace | None) -> Scrubber:
     )
 
 
-def open_client(args: argparse.Namespace) -> Client:
-    # A command gives up on an unreachable database rather than wait for it forever.
+def open_client(
+    args: argparse.Namespace, *, app_name: str | None = None, allow_pickle: bool | None = None
+) -> Client:
+    """The client a command reads and acts through, on the database ``args`` name
+    (:class:`UsageError` if none): it never migrates, never listens, and gives up on an
+    unreachable database after ``CLI_RETRY_LIMIT_SECONDS`` rather than wait forever.
+    ``app_name`` scopes it to one application; ``allow_pickle`` (default: the command's
+    ``--allow-pickle``) is whether it may unpickle a payload."""
     return Client(
         database_url(args),
         schema=args.schema,
+        app_name=app_name,
         use_listen_notify=False,
         database_retry_limit=CLI_RETRY_LIMIT_SECONDS,
         # Reading a payload must not run code planted in the database, unless asked to.
-        allow_pickle=getattr(args, "allow_pickle", False),
+        allow_pickle=getattr(args, "allow_pickle", False) if allow_pickle is None else allow_pickle,
     )
 
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import trio
 
-from dbos_trio._client import Client
 from dbos_trio._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV
 from dbos_trio._redact import redact_url
-from dbos_trio.cli._errors import CLI_RETRY_LIMIT_SECONDS, UsageError
+from dbos_trio.cli._common import open_client
+from dbos_trio.cli._errors import UsageError
 from dbos_trio.dashboard import DEFAULT_HOST, DEFAULT_PORT, DashboardSettings, check_settings, serve
 from dbos_trio.errors import DBOSConfigError
 
@@ -89,15 +89,9 @@ async def run(args: argparse.Namespace) -> None:
     if not url:
         raise UsageError(f"no database: pass --database-url or set {SYSTEM_DATABASE_URL_ENV}")
     settings = _settings(args)
-    client = Client(
-        url,
-        schema=args.schema,
-        use_listen_notify=False,
-        allow_pickle=args.allow_pickle,
-        # Bounded like every command's: an outage makes a page fail (503) and the next
-        # one try again, rather than the dashboard hang.
-        database_retry_limit=CLI_RETRY_LIMIT_SECONDS,
-    )
+    # Bounded like every command's: an outage makes a page fail (503) and the next one
+    # try again, rather than the dashboard hang.
+    client = open_client(args)
     async with client, trio.open_nursery() as nursery:
         listening = await nursery.start(serve, client._require("dashboard"), settings)
         # One line a script (or a test) can read the bound URL from, e.g. with --port 0.

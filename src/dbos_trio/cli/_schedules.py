@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from datetime import UTC, datetime
 from typing import Any
 
 import attrs
 
 from dbos_trio._client import Client
-from dbos_trio._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV
 from dbos_trio._ops.schedules import WorkflowSchedule
+from dbos_trio.cli._common import open_client
 from dbos_trio.cli._format import when
 from dbos_trio.errors import DBOSException
 
@@ -63,21 +62,7 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _client(args: argparse.Namespace) -> Client:
-    url = (
-        args.database_url
-        or os.environ.get(SYSTEM_DATABASE_URL_ENV)
-        or os.environ.get(DATABASE_URL_ENV)
-    )
-    if not url:
-        raise DBOSException(f"no database: pass --database-url or set {SYSTEM_DATABASE_URL_ENV}")
-    # A command gives up on an unreachable database rather than wait for it forever.
-    return Client(
-        url,
-        schema=args.schema,
-        use_listen_notify=False,
-        database_retry_limit=CLI_RETRY_LIMIT_SECONDS,
-        allow_pickle=getattr(args, "allow_pickle", False),
-    )
+    return open_client(args)
 
 
 def _moment(text: str, argument: str) -> datetime:

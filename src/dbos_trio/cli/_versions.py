@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from typing import Any
 
 import attrs
 
 from dbos_trio._client import Client
-from dbos_trio._config import DATABASE_URL_ENV, DEFAULT_HEARTBEAT_INTERVAL, SYSTEM_DATABASE_URL_ENV
+from dbos_trio._config import DEFAULT_HEARTBEAT_INTERVAL
 from dbos_trio._ops import versions as ops
+from dbos_trio.cli._common import open_client
 from dbos_trio.cli._errors import UsageError
 from dbos_trio.cli._format import when
-from dbos_trio.errors import DBOSException
 
 CLI_RETRY_LIMIT_SECONDS = 10.0
 
@@ -118,23 +117,7 @@ def add_workflow_actions(actions: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _client(args: argparse.Namespace) -> Client:
-    url = (
-        args.database_url
-        or os.environ.get(SYSTEM_DATABASE_URL_ENV)
-        or os.environ.get(DATABASE_URL_ENV)
-    )
-    if not url:
-        raise DBOSException(
-            f"no system database: pass --database-url or set ${SYSTEM_DATABASE_URL_ENV}"
-        )
-    return Client(
-        url,
-        schema=args.schema,
-        app_name=args.application_name,
-        use_listen_notify=False,
-        database_retry_limit=CLI_RETRY_LIMIT_SECONDS,
-        allow_pickle=False,
-    )
+    return open_client(args, app_name=args.application_name, allow_pickle=False)
 
 
 def _table(headers: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
