@@ -63,6 +63,7 @@ from dbos_trio._dbos import Datasource
 from dbos_trio._datasource import TransactionConnection
 
 # Payload formats.
+from dbos_trio._payload_store import DirectoryPayloadStore, PayloadStore
 from dbos_trio._serialization import (
     PickleSerializer,
     PortableJSONSerializer,
@@ -168,6 +169,8 @@ __all__ = [  # noqa: RUF022 — grouped by concern, as the imports above
     "TransactionConnection",
     "TransactionOutcomeUnknown",
     # payload formats
+    "DirectoryPayloadStore",
+    "PayloadStore",
     "PickleSerializer",
     "PortableJSONSerializer",
     "PortableValueError",

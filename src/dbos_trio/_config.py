@@ -19,8 +19,14 @@ import attrs
 
 from dbos_trio._core import validate
 from dbos_trio._core.retention import RetentionPolicy
+from dbos_trio._payload_store import PayloadStore, require_payload_store
 from dbos_trio._redact import redact_url as redact_url  # re-exported: the name's old home
-from dbos_trio._serialization import DEFAULT_MAX_VALUE_BYTES, PickleSerializer, Serializer
+from dbos_trio._serialization import (
+    DEFAULT_MAX_VALUE_BYTES,
+    DEFAULT_PAYLOAD_STORE_THRESHOLD,
+    PickleSerializer,
+    Serializer,
+)
 from dbos_trio.errors import DBOSConfigError, DBOSException
 
 APP_NAME_PATTERN = re.compile(r"[a-z0-9_-]{3,256}")  # matched whole (fullmatch)
@@ -233,6 +239,8 @@ class Config:
     - ``prepared_statements`` [True]: server-side prepared statements.
     - ``allow_pickle`` [True]: read ``py_pickle`` payloads (which run their writer's code).
     - ``max_value_bytes`` [16 MiB]: the largest serialized value stored (None: no limit).
+    - ``payload_store`` [None]: where values over ``payload_store_threshold`` [64 KiB]
+      are kept once each, the row holding a reference (docs/payload-store.md).
     - ``database_retry_limit`` [None]: seconds a call retries a transient database
       failure before it raises (None: until the database is back).
     - ``scheduler_polling_interval_sec`` [30.0]: how often schedules are re-read.
@@ -344,6 +352,12 @@ class Config:
     output is too large ends in ERROR with that error); an error over it is stored
     shortened. Every recovery and listing reads these rows: keep large data elsewhere and
     pass a reference (docs/input-and-trust.md)."""
+    payload_store: PayloadStore | None = None
+    """Opt-in: a :class:`~dbos_trio.PayloadStore` keeping each value over
+    ``payload_store_threshold`` once, by hash, the row a reference; official SDKs read the
+    reference as the value: only where every reader is dbos_trio (docs/payload-store.md)."""
+    payload_store_threshold: int = DEFAULT_PAYLOAD_STORE_THRESHOLD
+    """Bytes over which a value goes to the store (64 KiB; at least 1 KiB; < max_value_bytes)."""
     database_retry_limit: float | None = attrs.field(
         default=None, validator=_field_check(require_optional_seconds)
     )
@@ -447,6 +461,9 @@ class Config:
     ``dbos-trio doctor`` says which this server is)."""
 
     def __attrs_post_init__(self) -> None:
+        require_payload_store(
+            self.payload_store, self.payload_store_threshold, self.max_value_bytes, "Config."
+        )
         if (
             self.adopt_dead_executors_after is not None
             and self.adopt_dead_executors_after < 3 * self.heartbeat_interval

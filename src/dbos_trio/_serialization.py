@@ -20,6 +20,12 @@ are readable whenever their format is one we know:
 Every value the codec encodes for a write is measured first: one over the configured
 limit (``Config.max_value_bytes``) is refused before anything is written, so no row that
 every recovery and listing must then read can grow without bound.
+
+With a payload store configured (``Config.payload_store``), a value whose stored text is
+over ``Config.payload_store_threshold`` is put in the store before its row is written, and
+the row keeps a reference to it (:mod:`dbos_trio._core.payload_refs`); every decode
+resolves a reference first, so each read path sees the value as if it were inline.
+Errors are always stored inline (one over the limit is shortened instead).
 """
 
 from __future__ import annotations
@@ -29,8 +35,14 @@ import json
 import logging
 import pickle
 import traceback
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from dbos_trio._core.payload_refs import (
+    PayloadRef,
+    looks_like_reference,
+    parse_reference,
+    reference_for,
+)
 from dbos_trio._core.pickled import TRACEBACK_ATTRIBUTE
 from dbos_trio._core.portable_types import UNTYPED
 from dbos_trio._core.portable_types import from_portable as from_portable
@@ -38,12 +50,18 @@ from dbos_trio._core.portable_types import to_portable as to_portable
 from dbos_trio.errors import DBOSPayloadError, DBOSValueTooLargeError, PortableWorkflowError
 from dbos_trio.errors import PortableValueError as PortableValueError
 
+if TYPE_CHECKING:
+    from dbos_trio._payload_store import PayloadStore
+
 logger = logging.getLogger("dbos_trio.serialization")
 
 # The default of Config.max_value_bytes: far above any value a workflow should carry in a
 # row, yet small enough that a recovery or a listing reading many rows stays bounded.
 DEFAULT_MAX_VALUE_BYTES = 16 * 1024 * 1024
 MAX_VALUE_SETTING = "Config.max_value_bytes"
+# The default of Config.payload_store_threshold: the preview threshold of the faces, so a
+# value a listing or a page would not show whole anyway is the one kept out of the row.
+DEFAULT_PAYLOAD_STORE_THRESHOLD = 64 * 1024
 # The characters of an error's message kept when the error itself is over the limit.
 SHORTENED_ERROR_CHARS = 2_000
 
@@ -152,8 +170,12 @@ class Codec:
         allow_pickle: bool = True,
         max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
         setting: str = MAX_VALUE_SETTING,
+        payload_store: PayloadStore | None = None,
+        payload_store_threshold: int = DEFAULT_PAYLOAD_STORE_THRESHOLD,
     ) -> None:
         self.configured = configured
+        self.payload_store = payload_store
+        self.payload_store_threshold = payload_store_threshold
         self.default_format = configured.name()
         self.allow_pickle = allow_pickle
         self.max_value_bytes = max_value_bytes
@@ -190,12 +212,74 @@ class Codec:
         return size if size > limit else None
 
     def sized(self, text: str, what: str) -> str:
-        """``text``, or :class:`DBOSValueTooLargeError` naming ``what`` if over the limit."""
+        """The text to write for ``text``: itself, or a reference once it is in the payload
+        store (over the store's threshold); :class:`DBOSValueTooLargeError` naming ``what``
+        if over the size limit, :class:`DBOSPayloadError` if the store cannot take it."""
         size = self.over_limit(text)
         if size is not None:
             assert self.max_value_bytes is not None
             raise DBOSValueTooLargeError(what, size, self.max_value_bytes, self.setting)
-        return text
+        if looks_like_reference(text):
+            # Only a custom serializer can write this: stored as it is, it would be read
+            # back as a reference to a stored value.
+            raise DBOSPayloadError(
+                what,
+                self.default_format,
+                "the serializer wrote text beginning with 'dbos_trio_payload:', which is "
+                "reserved for payload store references",
+            )
+        store = self.payload_store
+        if store is None or len(text) <= self.payload_store_threshold:
+            return text
+        data = text.encode("utf-8", "surrogatepass")
+        if len(data) <= self.payload_store_threshold:
+            return text
+        ref = reference_for(data)
+        try:
+            store.put(ref.sha256, data)
+        except Exception as failed:
+            raise DBOSPayloadError(
+                what, None, f"cannot put payload {ref.sha256} in {store.where()}: {failed}"
+            ) from failed
+        return ref.text()
+
+    def resolve(self, text: str, fmt: str | None, what: str = "a payload") -> str:
+        """The stored text itself: ``text``, or, if it is a payload store reference, the
+        text the store holds for it; :class:`DBOSPayloadError` naming the hash and the
+        store if it has no such entry, a corrupt one, or this process has no store."""
+        if not looks_like_reference(text):
+            return text
+        try:
+            ref = parse_reference(text)
+        except ValueError as malformed:
+            raise DBOSPayloadError(what, fmt, malformed) from malformed
+        store = self.payload_store
+        if store is None:
+            raise DBOSPayloadError(
+                what,
+                fmt,
+                f"stored in the payload store: sha256 {ref.sha256}, {ref.size:,} bytes; this "
+                "process has no payload store configured (Config.payload_store, Client "
+                "payload_store, or the CLI's --payload-store)",
+            )
+        try:
+            data = store.get(ref.sha256)
+        except Exception as failed:
+            raise DBOSPayloadError(
+                what, fmt, f"payload sha256 {ref.sha256} in {store.where()}: {failed}"
+            ) from failed
+        return data.decode("utf-8", "surrogatepass")
+
+    def stored_reference(self, text: str | None) -> PayloadRef | None:
+        """The reference ``text`` holds, if it is a well-formed one and this process has
+        no payload store to resolve it (what a face shows instead of the value)."""
+        if self.payload_store is not None or not looks_like_reference(text):
+            return None
+        assert text is not None
+        try:
+            return parse_reference(text)
+        except ValueError:
+            return None
 
     def format_for(self, portable: bool | None) -> str:
         """The format a new workflow writes: portable JSON if asked, else the configured one."""
@@ -215,6 +299,7 @@ class Codec:
         if text is None:
             return None
         serializer = self._reader_for(fmt, what)
+        text = self.resolve(text, fmt, what)
         try:
             value = serializer.deserialize(text)
             if hint is not UNTYPED and serializer.name() == PORTABLE_JSON:
@@ -249,6 +334,7 @@ class Codec:
         if text is None:
             return (), {}
         serializer = self._reader_for(fmt, what)
+        text = self.resolve(text, fmt, what)
         try:
             if fmt == PORTABLE_JSON:
                 envelope = _PORTABLE.deserialize(text)
@@ -304,6 +390,7 @@ class Codec:
 
     def decode_error(self, text: str, fmt: str | None, what: str = "an error") -> BaseException:
         serializer = self._reader_for(fmt, what)
+        text = self.resolve(text, fmt, what)
         try:
             if fmt == PORTABLE_JSON:
                 envelope = _PORTABLE.deserialize(text)

@@ -36,7 +36,15 @@ ROOT = "dbos_trio"
 BASE = frozenset({f"{ROOT}.errors", f"{ROOT}._exports", f"{ROOT}._moved"})
 FOUNDATIONS = frozenset(
     f"{ROOT}.{name}"
-    for name in ("_clock", "_serialization", "_config", "_redact", "_registry", "_identity")
+    for name in (
+        "_clock",
+        "_serialization",
+        "_payload_store",
+        "_config",
+        "_redact",
+        "_registry",
+        "_identity",
+    )
 )
 # The protocol's parts by concern (``_sysdb.interfaces``) are the protocol too.
 PROTOCOL = frozenset(

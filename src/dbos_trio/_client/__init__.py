@@ -70,7 +70,9 @@ class Client(
     restarting server) until the database is back, unless ``database_retry_limit`` bounds
     it; ``direct_database_url``, ``prepared_statements``, ``allow_pickle`` (False: refuse
     to read ``py_pickle`` payloads, which run code of whoever wrote them),
-    ``max_value_bytes`` (the largest value an enqueue or send stores),
+    ``max_value_bytes`` (the largest value an enqueue or send stores), ``payload_store``
+    and ``payload_store_threshold`` (values kept once outside the rows; without the store
+    the application uses, a client cannot read the values it holds),
     ``statement_timeout`` and ``idle_in_transaction_session_timeout`` are as in
     :class:`~dbos_trio.Config`.
 

@@ -24,8 +24,15 @@ from dbos_trio._core.ending import collapse
 from dbos_trio._engine.state import Runtime
 from dbos_trio._engine.workflows.handle import StoredWorkflowHandle
 from dbos_trio._ops.reach import unrecorded
+from dbos_trio._payload_store import PayloadStore, require_payload_store
 from dbos_trio._redact import Scrubber, redact_url
-from dbos_trio._serialization import DEFAULT_MAX_VALUE_BYTES, Codec, PickleSerializer, Serializer
+from dbos_trio._serialization import (
+    DEFAULT_MAX_VALUE_BYTES,
+    DEFAULT_PAYLOAD_STORE_THRESHOLD,
+    Codec,
+    PickleSerializer,
+    Serializer,
+)
 from dbos_trio._sysdb.open import BackendOptions, open_system_database
 from dbos_trio._sysdb.retry import EXECUTOR_POLICY
 from dbos_trio.errors import DBOSConfigError, DBOSException, DBOSInitializationError
@@ -90,6 +97,8 @@ class ClientBase:
         allow_pickle: bool = True,
         statement_timeout: float | None = 30.0,
         max_value_bytes: int | None = DEFAULT_MAX_VALUE_BYTES,
+        payload_store: PayloadStore | None = None,
+        payload_store_threshold: int = DEFAULT_PAYLOAD_STORE_THRESHOLD,
         idle_in_transaction_session_timeout: float | None = 60.0,
     ) -> None:
         # The same rules as Config's, before anything connects.
@@ -110,6 +119,9 @@ class ClientBase:
         require_bool(allow_pickle, "Client allow_pickle")
         require_value_limit(max_value_bytes, "Client max_value_bytes")
         self._max_value_bytes = max_value_bytes
+        require_payload_store(payload_store, payload_store_threshold, max_value_bytes, "Client ")
+        self._payload_store = payload_store
+        self._payload_store_threshold = payload_store_threshold
         require_optional_seconds(statement_timeout, "Client statement_timeout")
         require_optional_seconds(
             idle_in_transaction_session_timeout, "Client idle_in_transaction_session_timeout"
@@ -190,6 +202,8 @@ class ClientBase:
                     allow_pickle=self._allow_pickle,
                     max_value_bytes=self._max_value_bytes,
                     setting="Client max_value_bytes",
+                    payload_store=self._payload_store,
+                    payload_store_threshold=self._payload_store_threshold,
                 ),
                 clock=Clock(),
                 app_name=self._app_name,

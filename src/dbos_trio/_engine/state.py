@@ -166,6 +166,8 @@ class Executor(Runtime):
                 config.serializer,
                 allow_pickle=config.allow_pickle,
                 max_value_bytes=config.max_value_bytes,
+                payload_store=config.payload_store,
+                payload_store_threshold=config.payload_store_threshold,
             ),
             clock=clock,
             app_name=identity.app_name,

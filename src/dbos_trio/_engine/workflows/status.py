@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from dbos_trio._core.previews import PayloadPreview, preview_of
+from dbos_trio._core.previews import preview_of
 from dbos_trio._serialization import Codec
 from dbos_trio._sysdb.records import RecordedStep, WorkflowRow
 
@@ -90,9 +90,22 @@ class StepInfo:
     completed_at_epoch_ms: int | None
 
 
-def _safely(
-    what: str, workflow_id: str, decode: Any, raw: str | None, preview: PayloadPreview | None
-) -> Any:
+def _preview(codec: Codec, raw: str | None, fmt: str | None) -> Any:
+    """What a face shows instead of decoding ``raw``, or None to decode it: a payload store
+    reference this process cannot resolve (its hash and size), or a preview of the stored
+    text (resolved from the store first) when it is too large to show whole."""
+    ref = codec.stored_reference(raw)
+    if ref is not None:
+        return ref
+    if codec.payload_store is not None and raw is not None:
+        try:
+            raw = codec.resolve(raw, fmt)
+        except Exception:
+            return None  # decoding then fails too, and says why (hash, store)
+    return preview_of(raw, fmt)
+
+
+def _safely(what: str, workflow_id: str, decode: Any, raw: str | None, preview: Any) -> Any:
     if raw is None:
         return None
     if preview is not None:
@@ -112,8 +125,8 @@ def workflow_status(codec: Codec, row: WorkflowRow, *, previews: bool = False) -
     :class:`~dbos_trio._core.previews.PayloadPreview` instead."""
     fmt = row.serialization
 
-    def shown(raw: str | None) -> PayloadPreview | None:
-        return preview_of(raw, fmt) if previews else None
+    def shown(raw: str | None) -> Any:
+        return _preview(codec, raw, fmt) if previews else None
 
     def decode_inputs() -> dict[str, Any]:
         args, kwargs = codec.decode_inputs(row.inputs, fmt)
@@ -202,14 +215,14 @@ def step_info(
             workflow_id,
             lambda: codec.decode(step.output, fmt),
             step.output,
-            preview_of(step.output, fmt) if previews else None,
+            _preview(codec, step.output, fmt) if previews else None,
         )
         error = _safely(
             "step error",
             workflow_id,
             lambda: codec.decode_error(step.error or "", fmt),
             step.error,
-            preview_of(step.error, fmt) if previews else None,
+            _preview(codec, step.error, fmt) if previews else None,
         )
     return StepInfo(
         function_id=step.function_id,

@@ -1,0 +1,202 @@
+"""Payload stores: where values over ``Config.payload_store_threshold`` live, once each.
+
+Invariant: an entry is named by the sha256 of its bytes and is either absent or whole —
+a reader never sees a partly written file (written to a temporary file, flushed, then
+renamed over the name), and two writers of the same value write the same bytes under the
+same name (so a value shared by many rows is stored once). An entry is never rewritten
+with other content; :meth:`PayloadStore.put` of an existing entry only marks it as just
+used, so that the garbage collector's grace period (``collect_payloads``) also protects
+an old entry that a row not yet committed has just started to reference.
+
+The row keeps a reference (:mod:`dbos_trio._core.payload_refs`); the codec
+(:mod:`dbos_trio._serialization`) stores on encode, before the row is written, and
+resolves on decode, on every read path.
+
+The interface is synchronous and called on the Trio thread, like the serializer: an
+implementation must answer quickly (a local or network filesystem does); one over an
+object store should keep a local cache in front of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from dbos_trio.errors import DBOSConfigError
+
+_HEX = frozenset("0123456789abcdef")
+
+
+class PayloadStoreError(Exception):
+    """An entry of a :class:`DirectoryPayloadStore` is missing, corrupt or cannot be
+    written; the message names the hash and the file. Readers meet it as the cause of a
+    :class:`~dbos_trio.DBOSPayloadError` (any exception a store raises is wrapped so)."""
+
+
+@runtime_checkable
+class PayloadStore(Protocol):
+    """Holds serialized values by their sha256 (lowercase hex).
+
+    Every method is synchronous and runs on the calling (Trio) thread; an error raised
+    reaches the caller as :class:`~dbos_trio.DBOSPayloadError` naming the hash and
+    :meth:`where`. Cancellation cannot interrupt a call (it is synchronous)."""
+
+    def put(self, sha256: str, data: bytes) -> None:
+        """Store ``data`` under ``sha256`` (its hash), atomically; if the entry exists,
+        leave its content and mark it as just used (the collector's grace period)."""
+        ...
+
+    def get(self, sha256: str) -> bytes:
+        """The bytes stored under ``sha256``; raise (any exception) if the entry is missing
+        or its content does not hash to ``sha256``."""
+        ...
+
+    def delete(self, hashes: Iterable[str]) -> int:
+        """Remove these entries (absent ones are skipped); the number removed."""
+        ...
+
+    def unused_since(self, before: float) -> Iterator[str]:
+        """The hashes of entries last written or marked used before ``before`` (a Unix
+        time): the candidates the garbage collector may remove if no row references them."""
+        ...
+
+    def where(self) -> str:
+        """Where the store is, for messages (a directory, a bucket)."""
+        ...
+
+
+def _checked(sha256: str) -> str:
+    if len(sha256) != 64 or not set(sha256) <= _HEX:
+        raise PayloadStoreError(f"{sha256[:80]!r} is not a sha256 in lowercase hex")
+    return sha256
+
+
+class DirectoryPayloadStore:
+    """A payload store in a filesystem directory: ``<directory>/<first 2 hex>/<sha256>``.
+
+    Safe for several processes (and hosts, on a shared filesystem with atomic rename)
+    sharing one directory: entries are written under a temporary name and renamed."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        path = Path(directory)
+        if not str(directory):
+            raise ValueError("DirectoryPayloadStore needs a directory path")
+        path.mkdir(parents=True, exist_ok=True)  # raises OSError naming it if it cannot
+        if not path.is_dir():
+            raise ValueError(f"DirectoryPayloadStore: {path} is not a directory")
+        self.directory = path
+
+    def __repr__(self) -> str:
+        return f"DirectoryPayloadStore({str(self.directory)!r})"
+
+    def where(self) -> str:
+        """``directory <path>``."""
+        return f"directory {self.directory}"
+
+    def path_of(self, sha256: str) -> Path:
+        """The file an entry lives in."""
+        return self.directory / sha256[:2] / _checked(sha256)
+
+    def put(self, sha256: str, data: bytes) -> None:
+        """Write ``data`` to a temporary file in the entry's folder, flush it to disk and
+        rename it over the entry's name; an existing entry only has its time renewed."""
+        target = self.path_of(sha256)
+        try:
+            os.utime(target)  # already there: the same bytes; renew it for the grace period
+            return
+        except FileNotFoundError:
+            pass
+        target.parent.mkdir(exist_ok=True)
+        temporary = target.parent / f".{sha256}.{secrets.token_hex(6)}.tmp"
+        try:
+            with open(temporary, "xb") as file:
+                file.write(data)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, target)
+        except OSError as error:
+            temporary.unlink(missing_ok=True)
+            raise PayloadStoreError(
+                f"cannot write payload {sha256} to {target}: {error}"
+            ) from error
+
+    def get(self, sha256: str) -> bytes:
+        """The entry's bytes, checked against its hash."""
+        target = self.path_of(sha256)
+        try:
+            data = target.read_bytes()
+        except FileNotFoundError:
+            raise PayloadStoreError(f"payload {sha256} is missing: no file {target}") from None
+        except OSError as error:
+            raise PayloadStoreError(
+                f"cannot read payload {sha256} from {target}: {error}"
+            ) from error
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise PayloadStoreError(
+                f"payload {sha256} is corrupt: the content of {target} does not hash to its name"
+            )
+        return data
+
+    def delete(self, hashes: Iterable[str]) -> int:
+        """Unlink each entry's file; absent ones are skipped."""
+        removed = 0
+        for sha256 in hashes:
+            try:
+                self.path_of(sha256).unlink()
+                removed += 1
+            except FileNotFoundError:
+                pass
+        return removed
+
+    def unused_since(self, before: float) -> Iterator[str]:
+        """Entries whose file was last modified before ``before``, and leftover temporary
+        files of interrupted writes that old (removed here: nothing references them)."""
+        for folder in sorted(self.directory.iterdir()):
+            if not folder.is_dir() or len(folder.name) != 2:
+                continue
+            for entry in folder.iterdir():
+                try:
+                    modified = entry.stat().st_mtime
+                except FileNotFoundError:
+                    continue  # removed meanwhile
+                if modified >= before:
+                    continue
+                if entry.name.endswith(".tmp"):
+                    entry.unlink(missing_ok=True)
+                elif len(entry.name) == 64 and set(entry.name) <= _HEX:
+                    yield entry.name
+
+
+# The smallest threshold: a reference is about 90 bytes, so a smaller value gains nothing.
+MIN_PAYLOAD_STORE_THRESHOLD = 1024
+
+
+def require_payload_store(
+    store: object, threshold: object, max_value_bytes: int | None, where: str
+) -> None:
+    """Refuse (:class:`~dbos_trio.DBOSConfigError` naming the setting) a store that lacks
+    the interface, a threshold that is not a number of bytes of at least
+    :data:`MIN_PAYLOAD_STORE_THRESHOLD`, or one no value under the size limit could pass."""
+    if store is not None and not isinstance(store, PayloadStore):
+        raise DBOSConfigError(
+            f"{where}payload_store: {store!r} must implement put, get, delete, unused_since "
+            "and where (dbos_trio.PayloadStore), e.g. DirectoryPayloadStore('/path')"
+        )
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, int)
+        or threshold < MIN_PAYLOAD_STORE_THRESHOLD
+    ):
+        raise DBOSConfigError(
+            f"{where}payload_store_threshold: {threshold!r} must be a number of bytes of at "
+            f"least {MIN_PAYLOAD_STORE_THRESHOLD}"
+        )
+    if store is not None and max_value_bytes is not None and threshold >= max_value_bytes:
+        raise DBOSConfigError(
+            f"{where}payload_store_threshold: {threshold!r} is not under max_value_bytes "
+            f"({max_value_bytes!r}): no value could ever be put in the payload store"
+        )
