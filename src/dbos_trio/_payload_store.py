@@ -55,8 +55,10 @@ class PayloadStore(Protocol):
         or its content does not hash to ``sha256``."""
         ...
 
-    def delete(self, hashes: Iterable[str]) -> int:
-        """Remove these entries (absent ones are skipped); the number removed."""
+    def delete(self, hashes: Iterable[str], *, unused_before: float | None = None) -> int:
+        """Remove these entries (absent ones are skipped); the number removed. With
+        ``unused_before`` (a Unix time), only those not written or marked used since: an
+        entry a writer renews while it is being deleted must survive (or be rewritten)."""
         ...
 
     def unused_since(self, before: float) -> Iterator[str]:
@@ -141,15 +143,31 @@ class DirectoryPayloadStore:
             )
         return data
 
-    def delete(self, hashes: Iterable[str]) -> int:
-        """Unlink each entry's file; absent ones are skipped."""
+    def delete(self, hashes: Iterable[str], *, unused_before: float | None = None) -> int:
+        """Unlink each entry's file; absent ones are skipped. With ``unused_before``, the
+        file is first renamed aside, then its time checked: a :meth:`put` that renewed it
+        before the rename is seen (the file is put back), and one after finds no file and
+        writes it anew, so an entry being referenced again is never lost."""
         removed = 0
         for sha256 in hashes:
+            target = self.path_of(sha256)
+            if unused_before is None:
+                try:
+                    target.unlink()
+                    removed += 1
+                except FileNotFoundError:
+                    pass
+                continue
+            aside = target.parent / f".{sha256}.{secrets.token_hex(6)}.deleting"
             try:
-                self.path_of(sha256).unlink()
-                removed += 1
+                os.rename(target, aside)
             except FileNotFoundError:
-                pass
+                continue
+            if aside.stat().st_mtime >= unused_before:
+                os.replace(aside, target)  # renewed meanwhile: in use again (same bytes)
+                continue
+            aside.unlink()
+            removed += 1
         return removed
 
     def unused_since(self, before: float) -> Iterator[str]:
@@ -165,7 +183,7 @@ class DirectoryPayloadStore:
                     continue  # removed meanwhile
                 if modified >= before:
                     continue
-                if entry.name.endswith(".tmp"):
+                if entry.name.endswith((".tmp", ".deleting")):
                     entry.unlink(missing_ok=True)
                 elif len(entry.name) == 64 and set(entry.name) <= _HEX:
                     yield entry.name

@@ -4,6 +4,11 @@ events) sees the values as if they were inline (docs/payload-store.md)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -124,3 +129,70 @@ async def test_a_missing_or_corrupt_entry_is_an_error_naming_its_hash_and_file(
         path.unlink()
         with pytest.raises(DBOSPayloadError, match=f"{digest}.*missing.*{path}"):
             await handle.get_result()
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dbos_trio.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def age(paths: list[Path], seconds: float) -> None:
+    """Make entries look last used ``seconds`` ago (the collector reads file times)."""
+    for path in paths:
+        stamp = path.stat().st_mtime - seconds
+        os.utime(path, (stamp, stamp))
+
+
+async def test_the_cli_shows_a_stored_value_with_the_store_and_gc_removes_it_once_unreferenced(
+    make_dbos: MakeDBOS, dbos_url: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "payloads"
+    store = DirectoryPayloadStore(root)
+    dbos = make_dbos(payload_store=store, payload_store_threshold=4096)
+
+    @dbos.workflow()
+    async def echo(text: str) -> str:
+        return text.upper()
+
+    text = "payload " * 2_000  # 16 KB: stored, yet under the CLI's preview threshold
+    async with dbos.launched():
+        with SetWorkflowID("echo"):
+            assert await echo(text) == text.upper()
+    files = stored_files(root)
+    assert len(files) == 2  # the input and the output
+
+    # Without the store the CLI says where the values are; with it, it shows them.
+    shown = run_cli("workflow", "get", "echo", "-s", dbos_url, "--allow-pickle")
+    assert shown.returncode == 0, shown.stderr
+    assert "stored in the payload store: sha256 " in shown.stdout
+    assert "PAYLOAD PAYLOAD" not in shown.stdout
+    shown = run_cli(
+        "workflow", "get", "echo", "-s", dbos_url, "--allow-pickle", "--payload-store", str(root)
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "PAYLOAD PAYLOAD" in shown.stdout and "stored in the payload store" not in shown.stdout
+
+    # Referenced entries stay, however old; unreferenced ones within the grace period too.
+    age(files, 7200)
+    fresh = b"written for a row not yet committed"
+    fresh_hash = hashlib.sha256(fresh).hexdigest()
+    store.put(fresh_hash, fresh)
+    gc = ["gc", "-s", dbos_url, "--payload-store", str(root), "--json"]
+    kept = run_cli(*gc)
+    assert kept.returncode == 0, kept.stderr
+    assert json.loads(kept.stdout)["payloads_removed"] == 0
+    assert len(stored_files(root)) == 3
+
+    # Once the workflow is deleted, its entries go; the fresh one stays.
+    async with dbos.launched():
+        await dbos.delete_workflow("echo")
+    removed = run_cli(*gc)
+    assert removed.returncode == 0, removed.stderr
+    assert json.loads(removed.stdout)["payloads_removed"] == 2
+    assert stored_files(root) == [store.path_of(fresh_hash)]
+    # With no grace, an unreferenced entry goes at once.
+    assert json.loads(run_cli(*gc, "--payload-grace", "0").stdout)["payloads_removed"] == 1

@@ -21,11 +21,21 @@ from dbos_trio._core.retention import (
     check_jobs,
     check_keep_newest,
 )
-from dbos_trio._engine.admin import retention
+from dbos_trio._engine.admin import payloads, retention
+from dbos_trio._engine.admin.payloads import DEFAULT_PAYLOAD_GRACE_SECONDS, PayloadCollection
 from dbos_trio._engine.admin.retention import GarbageCollection, Progress
 from dbos_trio._ops.reach import Reach
+from dbos_trio.errors import DBOSConfigError, DBOSInvalidArgumentError
 
-__all__ = ["GarbageCollection", "Progress", "cancel_workflows_created_before", "garbage_collect"]
+__all__ = [
+    "DEFAULT_PAYLOAD_GRACE_SECONDS",
+    "GarbageCollection",
+    "PayloadCollection",
+    "Progress",
+    "cancel_workflows_created_before",
+    "collect_payloads",
+    "garbage_collect",
+]
 
 
 def garbage_collect(
@@ -68,3 +78,30 @@ def cancel_workflows_created_before(
     cutoff = epoch_ms(created_before, "created_before")
     runtime = reach.runtime("cancel_workflows_created_before")
     return retention.cancel_created_before(runtime, cutoff, application_name=runtime.app_name)
+
+
+def collect_payloads(
+    reach: Reach, *, grace_seconds: float = DEFAULT_PAYLOAD_GRACE_SECONDS
+) -> Coroutine[Any, Any, PayloadCollection]:
+    """Remove the payload store's entries that no row of the schema references and that
+    were not written or used for ``grace_seconds`` (mark and sweep:
+    :mod:`dbos_trio._engine.admin.payloads`). Raises :class:`~dbos_trio.DBOSConfigError`
+    at the call without a configured payload store, and
+    :class:`~dbos_trio.DBOSInvalidArgumentError` for a negative or infinite grace.
+    Cancellation stops it; what was removed stays removed."""
+    if (
+        isinstance(grace_seconds, bool)
+        or not isinstance(grace_seconds, int | float)
+        or not 0 <= grace_seconds < float("inf")
+    ):
+        raise DBOSInvalidArgumentError(
+            f"grace_seconds: {grace_seconds!r} must be a finite number of seconds, 0 or more"
+        )
+    runtime = reach.runtime("collect_payloads")
+    store = runtime.codec.payload_store
+    if store is None:
+        raise DBOSConfigError(
+            "collect_payloads: no payload store is configured (Config.payload_store, "
+            "Client payload_store, or the CLI's --payload-store)"
+        )
+    return payloads.collect_payloads(runtime, store, grace_seconds=grace_seconds)

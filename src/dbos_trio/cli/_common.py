@@ -17,11 +17,14 @@ from dbos_trio._client import Client
 from dbos_trio._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV
 from dbos_trio._core.filters import epoch_ms
 from dbos_trio._core.statuses import ALL_STATUSES
+from dbos_trio._payload_store import DirectoryPayloadStore
 from dbos_trio._redact import Scrubber
 from dbos_trio.cli._errors import CLI_RETRY_LIMIT_SECONDS, EXIT_USAGE, UsageError, usage_line
 
 # Set to 1 to decode py_pickle payloads in every command (as --allow-pickle does).
 ALLOW_PICKLE_ENV = "DBOS_TRIO_ALLOW_PICKLE"
+# The payload store directory every command reads values from (as --payload-store does).
+PAYLOAD_STORE_ENV = "DBOS_TRIO_PAYLOAD_STORE"
 
 
 def configured_url(args: argparse.Namespace | None) -> str | None:
@@ -61,7 +64,19 @@ def open_client(
         database_retry_limit=CLI_RETRY_LIMIT_SECONDS,
         # Reading a payload must not run code planted in the database, unless asked to.
         allow_pickle=getattr(args, "allow_pickle", False) if allow_pickle is None else allow_pickle,
+        payload_store=payload_store_of(args),
     )
+
+
+def payload_store_of(args: argparse.Namespace) -> DirectoryPayloadStore | None:
+    """The payload store ``--payload-store`` names (values kept outside the rows), or None:
+    then such a value is shown as its hash and size, not read."""
+    directory = getattr(args, "payload_store", None)
+    if not directory:
+        return None
+    if not os.path.isdir(directory):
+        raise UsageError(f"--payload-store: {directory} is not a directory")
+    return DirectoryPayloadStore(directory)
 
 
 def count(text: str) -> int:

@@ -9,7 +9,9 @@ line a second), the summary to stdout.
 ``cancel-before`` cancels every active workflow created before a time (the official 2.x
 ``global_timeout``). Both act on ``--application-name``'s rows and unclaimed ones, or on
 every row of the schema without it. Interrupted (Ctrl-C), ``gc`` stops between batches:
-what was deleted stays deleted, and running it again continues.
+what was deleted stays deleted, and running it again continues. With ``--payload-store``,
+``gc`` then removes the store's entries no row references any more (unused for
+``--payload-grace`` seconds: :mod:`dbos_trio._engine.admin.payloads`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,12 @@ from dbos_trio._config import DATABASE_URL_ENV, SYSTEM_DATABASE_URL_ENV
 from dbos_trio._core.filters import epoch_ms
 from dbos_trio._core.retention import DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, MAX_JOBS
 from dbos_trio._ops import retention
-from dbos_trio._ops.retention import GarbageCollection
+from dbos_trio._ops.retention import (
+    DEFAULT_PAYLOAD_GRACE_SECONDS,
+    GarbageCollection,
+    PayloadCollection,
+)
+from dbos_trio.cli._common import payload_store_of
 from dbos_trio.cli._errors import CLI_RETRY_LIMIT_SECONDS, UsageError
 
 # A progress line at most this often (Trio clock): a million rows are 500 batches.
@@ -53,6 +60,10 @@ def _seconds(text: str) -> float:
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
     return value
+
+
+def _seconds_or_zero(text: str) -> float:
+    return 0.0 if text.strip() in ("0", "0.0") else _seconds(text)
 
 
 def _time(text: str) -> int:
@@ -102,6 +113,13 @@ def add_parsers(commands: Any, common: argparse.ArgumentParser, **layout: Any) -
         default=None,
         help="only this application's (and unclaimed) rows",
     )
+    gc.add_argument(
+        "--payload-grace",
+        type=_seconds_or_zero,
+        default=DEFAULT_PAYLOAD_GRACE_SECONDS,
+        help="keep unreferenced entries used this recently, in seconds (default "
+        f"{DEFAULT_PAYLOAD_GRACE_SECONDS:.0f}): a value written for a row not yet committed",
+    )
     gc.set_defaults(run=_gc)
     cancel = commands.add_parser(
         "cancel-before",
@@ -137,12 +155,18 @@ def _client(args: argparse.Namespace) -> Client:
         use_listen_notify=False,
         database_retry_limit=CLI_RETRY_LIMIT_SECONDS,
         allow_pickle=False,  # nothing here reads a payload
+        payload_store=payload_store_of(args),
     )
 
 
 async def _gc(args: argparse.Namespace) -> None:
-    if args.older_than is None and args.completed_before is None and args.keep_newest is None:
-        raise UsageError("gc needs --older-than, --completed-before or --keep-newest")
+    rows = not (
+        args.older_than is None and args.completed_before is None and args.keep_newest is None
+    )
+    if not rows and args.payload_store is None:
+        raise UsageError(
+            "gc needs --older-than, --completed-before or --keep-newest (or --payload-store)"
+        )
     started = trio.current_time()
     last = [started]
 
@@ -153,25 +177,45 @@ async def _gc(args: argparse.Namespace) -> None:
             rate = deleted / max(now - started, 1e-9)
             print(f"deleted {deleted} workflows ({rate:,.0f}/s)", file=sys.stderr, flush=True)
 
+    result = GarbageCollection(0, 0)
+    payloads: PayloadCollection | None = None
     async with _client(args) as client:
-        cutoff = args.completed_before
-        if args.older_than is not None:
-            now_ms = client._reach.runtime("gc").clock.now_ms()
-            cutoff = max(0, now_ms - round(args.older_than * 1000))
-        result: GarbageCollection = await retention.garbage_collect(
-            client._reach,
-            completed_before=cutoff,
-            keep_newest=args.keep_newest,
-            batch_size=args.batch_size,
-            progress=progress,
-            jobs=args.jobs,
-        )
+        if rows:
+            cutoff = args.completed_before
+            if args.older_than is not None:
+                now_ms = client._reach.runtime("gc").clock.now_ms()
+                cutoff = max(0, now_ms - round(args.older_than * 1000))
+            result = await retention.garbage_collect(
+                client._reach,
+                completed_before=cutoff,
+                keep_newest=args.keep_newest,
+                batch_size=args.batch_size,
+                progress=progress,
+                jobs=args.jobs,
+            )
+        if args.payload_store is not None:
+            payloads = await retention.collect_payloads(
+                client._reach, grace_seconds=args.payload_grace
+            )
     elapsed = trio.current_time() - started
     if args.json:
-        payload = {"deleted": result.deleted, "batches": result.batches, "seconds": elapsed}
-        print(json.dumps(payload))
+        report: dict[str, Any] = {
+            "deleted": result.deleted,
+            "batches": result.batches,
+            "seconds": elapsed,
+        }
+        if payloads is not None:
+            report["payloads_removed"] = payloads.removed
+            report["payloads_referenced"] = payloads.referenced
+        print(json.dumps(report))
     else:
         print(f"deleted {result.deleted} workflows in {result.batches} batches ({elapsed:.1f} s)")
+        if payloads is not None:
+            print(
+                f"removed {payloads.removed} unreferenced payload store entries "
+                f"({payloads.candidates} unused for the grace period, "
+                f"{payloads.referenced} referenced)"
+            )
 
 
 async def _cancel_before(args: argparse.Namespace) -> None:

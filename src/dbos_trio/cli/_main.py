@@ -41,7 +41,13 @@ from dbos_trio.cli import _init as cli_init
 from dbos_trio.cli import _schedules as cli_schedules
 from dbos_trio.cli import _versions as cli_versions
 from dbos_trio.cli import _workflows as cli_workflows
-from dbos_trio.cli._common import ALLOW_PICKLE_ENV, Parser, database_url, scrubber
+from dbos_trio.cli._common import (
+    ALLOW_PICKLE_ENV,
+    PAYLOAD_STORE_ENV,
+    Parser,
+    database_url,
+    scrubber,
+)
 from dbos_trio.cli._errors import (
     CLI_RETRY_LIMIT_SECONDS,
     EXIT_CODES_HELP,
@@ -125,6 +131,14 @@ def _parser() -> argparse.ArgumentParser:
         f"for a database whose every writer you trust; ${ALLOW_PICKLE_ENV}=1 sets it for "
         "every command). Errors are readable without it: their type, message, traceback and "
         "attempts are read from the pickle without unpickling it",
+    )
+    common.add_argument(
+        "--payload-store",
+        default=os.environ.get(PAYLOAD_STORE_ENV) or None,
+        metavar="DIRECTORY",
+        help="the applications' payload store directory (Config.payload_store): values kept "
+        f"there are shown (else as their hash and size), and gc removes its entries no row "
+        f"references any more (default: ${PAYLOAD_STORE_ENV})",
     )
     # SUPPRESS: a subcommand's default must not undo a --debug given before it.
     common.add_argument(

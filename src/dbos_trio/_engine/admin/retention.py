@@ -38,6 +38,7 @@ from dbos_trio._core.retention import (
     check_jobs,
     check_keep_newest,
 )
+from dbos_trio._engine.admin.payloads import collect_payloads
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Executor, Runtime
@@ -189,4 +190,15 @@ async def run_policy(
                     result.deleted,
                     result.batches,
                 )
+            store = executor.codec.payload_store
+            if store is not None and not result.stopped_early:
+                # The leader, having deleted rows, removes the entries none references.
+                try:
+                    await collect_payloads(executor, store)
+                except Exception as error:
+                    logger.warning(
+                        "payload collection of %s failed (trying again next interval): %s",
+                        store.where(),
+                        error,
+                    )
         await trio.sleep(policy.interval_seconds * random.uniform(0.9, 1.1))

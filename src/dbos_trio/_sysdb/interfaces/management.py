@@ -87,6 +87,11 @@ class ManagementStore(Protocol):
 
     # --- retention (sql/retention.py) ------------------------------------------------
 
+    async def payload_references(self, after: str, batch_size: int) -> list[str]:
+        """Up to ``batch_size`` distinct payload store references held by any row of the
+        schema (every application's), in text order, after ``after``: one batch of the
+        payload collector's mark. One read; a database failure raises."""
+
     async def gc_nth_newest(self, application_name: str | None, offset: int) -> int | None:
         """``created_at`` of the ``offset + 1``-th newest workflow (of the application and
         unclaimed ones; every application when None), or None if there are fewer."""

@@ -84,3 +84,7 @@ class RetentionOperations(SQLBackendBase):
         if rows:
             self._announce(cancels_key(), (CANCEL_CHANNEL, ""))
         return [row[0] for row in rows]
+
+    async def payload_references(self, after: str, batch_size: int) -> list[str]:
+        rows = await self._db.all("payload_references", {"after": after, "batch_size": batch_size})
+        return [row[0] for row in rows]

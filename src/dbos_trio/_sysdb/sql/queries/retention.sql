@@ -32,3 +32,32 @@ WHERE workflow_uuid IN (
 )
   AND status IN ('PENDING', 'ENQUEUED', 'DELAYED')
 RETURNING workflow_uuid
+
+-- name: payload_references
+-- One batch of the payload collector's mark (dbos_trio._engine.admin.payloads): the
+-- distinct payload store references (text starting 'dbos_trio_payload:') held by any row
+-- of the schema, every application's, after :after in text order. Errors are never
+-- stored by reference, so only value columns are read. Each batch scans these columns.
+SELECT DISTINCT ref FROM (
+    SELECT inputs AS ref FROM {schema}.workflow_status
+    WHERE substr(inputs, 1, 18) = 'dbos_trio_payload:'
+    UNION ALL SELECT output FROM {schema}.workflow_status
+    WHERE substr(output, 1, 18) = 'dbos_trio_payload:'
+    UNION ALL SELECT inputs FROM {schema}.workflow_input
+    WHERE substr(inputs, 1, 18) = 'dbos_trio_payload:'
+    UNION ALL SELECT output FROM {schema}.workflow_output
+    WHERE substr(output, 1, 18) = 'dbos_trio_payload:'
+    UNION ALL SELECT output FROM {schema}.operation_outputs
+    WHERE substr(output, 1, 18) = 'dbos_trio_payload:'
+    UNION ALL SELECT message FROM {schema}.notifications
+    WHERE substr(message, 1, 18) = 'dbos_trio_payload:'
+    UNION ALL SELECT value FROM {schema}.workflow_events
+    WHERE substr(value, 1, 18) = 'dbos_trio_payload:'
+    UNION ALL SELECT value FROM {schema}.workflow_events_history
+    WHERE substr(value, 1, 18) = 'dbos_trio_payload:'
+    UNION ALL SELECT value FROM {schema}.streams
+    WHERE substr(value, 1, 18) = 'dbos_trio_payload:'
+) AS refs
+WHERE ref > :after
+ORDER BY ref
+LIMIT :batch_size
