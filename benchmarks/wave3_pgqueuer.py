@@ -151,10 +151,52 @@ async def drain(url: str, jobs: int) -> dict[str, object]:
     }
 
 
+async def fill(url: str, jobs: int) -> dict[str, object]:
+    conn = await asyncpg.connect(url)
+    q = Queries(AsyncpgDriver(conn))
+    await q.enqueue(["w3"] * jobs, [str(i).encode() for i in range(jobs)], [0] * jobs)
+    await conn.close()
+    return {"scenario": "fill", "jobs": jobs}
+
+
+async def worker() -> dict[str, object]:
+    """One of several worker processes (benchmarks/wave3_scaleout.py): same settings as the
+    drain's; launched on a line on stdin, stopped on the next one."""
+    url = sys.argv[2]
+    conn = await asyncpg.connect(url)
+    qm = QueueManager(Queries(AsyncpgDriver(conn)))
+    done = 0
+
+    @qm.entrypoint("w3")
+    async def w3(job: Job) -> None:
+        nonlocal done
+        done += 1
+
+    loop = asyncio.get_running_loop()
+    print("ready", flush=True)
+    await loop.run_in_executor(None, sys.stdin.readline)
+    cpu = time.process_time()
+    task = asyncio.create_task(
+        qm.run(batch_size=8, max_concurrent_tasks=16, dequeue_timeout=timedelta(seconds=1))
+    )
+    print("launched", flush=True)
+    await loop.run_in_executor(None, sys.stdin.readline)
+    qm.shutdown.set()
+    await task
+    cpu = time.process_time() - cpu
+    await conn.close()
+    return {"cpu_s": cpu, "started": done}
+
+
 async def main() -> None:
     scenario, url, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if scenario == "worker":
+        print(json.dumps(await worker()), flush=True)
+        return
     await install(url)
-    if scenario == "pickup":
+    if scenario == "fill":
+        record = await fill(url, jobs)
+    elif scenario == "pickup":
         record = await pickup(url)
     elif scenario == "bulk":
         record = await bulk(url, jobs)
