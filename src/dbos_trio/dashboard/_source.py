@@ -123,13 +123,24 @@ class Source:
         self.runtime = runtime
         self.reach = RuntimeReach(runtime)
         self.allow_pickle = allow_pickle
-        self.codec = Codec(runtime.codec.configured, allow_pickle=allow_pickle)
+        self.codec = Codec(
+            runtime.codec.configured,
+            allow_pickle=allow_pickle,
+            payload_store=runtime.codec.payload_store,
+        )
 
     # --- decoding ------------------------------------------------------------------
 
     def show(self, raw: str | None, fmt: str | None, kind: str = "value") -> Shown | None:
         if raw is None:
             return None
+        ref = self.codec.stored_reference(raw)
+        if ref is not None:  # no store to read it from (dbos-trio dashboard --payload-store)
+            return Shown(str(ref), False, "start the dashboard with --payload-store to show it")
+        try:
+            raw = self.codec.resolve(raw, fmt, kind)
+        except Exception as unresolved:  # missing or corrupt entry: names hash and store
+            return Shown(raw, False, f"not decoded: {unresolved}")
         preview = preview_of(raw, fmt)
         if preview is not None:  # too large to decode for a page (dbos_trio._core.previews)
             note = f"{preview.size:,} characters stored as {fmt}: only its start is shown"
