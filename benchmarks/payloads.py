@@ -2,8 +2,10 @@
 
 ``python -m benchmarks.payloads [--workflows 1000] [--input-bytes 1048576] [--rounds 1]``
 
-What it does, per round and per input size (the large one, then 100 bytes as the
-baseline), on a fresh ``bench_p1_*`` PostgreSQL database:
+What it does, per round, for the large input size inline, the large size through a
+payload store (``Config.payload_store``: a ``DirectoryPayloadStore`` in a temporary
+directory, threshold 64 KiB, so each row holds a ~90-byte reference), then 100 bytes
+inline as the baseline, each on a fresh ``bench_p1_*`` PostgreSQL database:
 
 1. **Load**: ``--workflows`` workflows are enqueued by a ``Client`` (portable JSON, each
    input a distinct string of the size: a unique prefix on one random base64 blob, which
@@ -29,8 +31,10 @@ import argparse
 import base64
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -38,7 +42,7 @@ from typing import Any
 import psycopg
 import trio
 
-from dbos_trio import DBOS, Client, Config, EnqueueOptions
+from dbos_trio import DBOS, Client, Config, DirectoryPayloadStore, EnqueueOptions
 from dbos_trio._ops import inspect
 
 from .common import server_environment
@@ -57,11 +61,11 @@ def inputs(count: int, size: int) -> list[str]:
     return [f"{i:08d}{blob[8:]}" for i in range(count)]
 
 
-async def load(url: str, count: int, size: int) -> None:
+async def load(url: str, count: int, size: int, store: DirectoryPayloadStore | None) -> None:
     options = EnqueueOptions(
         queue_name="p1_unserved", workflow_name=WORKFLOW, serialization="portable"
     )
-    async with Client(url, app_name=APP, max_value_bytes=None) as client:
+    async with Client(url, app_name=APP, max_value_bytes=None, payload_store=store) as client:
         for value in inputs(count, size):
             await client.enqueue(options, value)
     with psycopg.connect(url, autocommit=True) as conn:
@@ -81,9 +85,17 @@ def succeeded(url: str) -> int:
     return int(row[0]) if row else 0
 
 
-async def recover_and_list(url: str, count: int) -> dict[str, Any]:
+async def recover_and_list(
+    url: str, count: int, store: DirectoryPayloadStore | None
+) -> dict[str, Any]:
     dbos = DBOS(
-        Config(app_name=APP, database_url=url, app_version=VERSION, max_value_bytes=None)
+        Config(
+            app_name=APP,
+            database_url=url,
+            app_version=VERSION,
+            max_value_bytes=None,
+            payload_store=store,
+        )
     )
 
     @dbos.workflow(name=WORKFLOW, serialization="portable")
@@ -133,11 +145,17 @@ def main(argv: list[str] | None = None) -> None:
     records = []
     admin = admin_url(args.admin_url)
     for round_no in range(1, args.rounds + 1):
-        for size in (args.input_bytes, args.baseline_bytes):
+        for mode, size in (
+            ("inline", args.input_bytes),
+            ("store", args.input_bytes),
+            ("inline", args.baseline_bytes),
+        ):
+            directory = tempfile.mkdtemp(prefix="bench_p1_store_") if mode == "store" else None
+            store = DirectoryPayloadStore(directory) if directory else None
             with fresh_database(admin, "P1", "dbos_trio", args.keep_databases) as url:
                 trio.run(_migrate, url)
                 began = time.perf_counter()
-                trio.run(load, url, args.workflows, size)
+                trio.run(load, url, args.workflows, size, store)
                 load_s = time.perf_counter() - began
                 load_before = os.getloadavg()[0]
                 record = {
@@ -145,12 +163,15 @@ def main(argv: list[str] | None = None) -> None:
                     "round": round_no,
                     "workflows": args.workflows,
                     "input_bytes": size,
+                    "payloads": mode,
                     "load_s": round(load_s, 1),
                     "loadavg_1m_before": round(load_before, 2),
-                    **trio.run(recover_and_list, url, args.workflows),
+                    **trio.run(recover_and_list, url, args.workflows, store),
                     "loadavg_1m_after": round(os.getloadavg()[0], 2),
                     "environment": server_environment(url),
                 }
+            if directory:
+                shutil.rmtree(directory)
             records.append(record)
             print(json.dumps(record), file=sys.stderr)
             with (RESULTS / f"{stamp}-payloads.jsonl").open("a") as out:
@@ -168,13 +189,14 @@ async def _migrate(url: str) -> None:
 
 def report(records: list[dict[str, Any]]) -> str:
     lines = [
-        "| input | workflows | recovery s | workflows/s | recovery CPU s | list 100 (no input) ms "
-        "| list 100 (load_input) ms | status whole ms | status preview ms | load avg 1m |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| input | payloads | workflows | recovery s | workflows/s | recovery CPU s "
+        "| list 100 (no input) ms | list 100 (load_input) ms | status whole ms | status preview ms | load avg 1m |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         lines.append(
-            f"| {r['input_bytes']:,} B | {r['workflows']} | {r['recovery_s']} "
+            f"| {r['input_bytes']:,} B | {r.get('payloads', 'inline')} | {r['workflows']} "
+            f"| {r['recovery_s']} "
             f"| {r['recovered_per_s']} | {r['recovery_cpu_s']} "
             f"| {r['list100_load_input_False_ms']} | {r['list100_load_input_True_ms']} "
             f"| {r['status_previews_False_ms']} | {r['status_previews_True_ms']} "
