@@ -190,7 +190,8 @@ async def _migrate(url: str) -> None:
 def report(records: list[dict[str, Any]]) -> str:
     lines = [
         "| input | payloads | workflows | recovery s | workflows/s | recovery CPU s "
-        "| list 100 (no input) ms | list 100 (load_input) ms | status whole ms | status preview ms | load avg 1m |",
+        "| list 100 (no input) ms | list 100 (load_input) ms | status whole ms "
+        "| status preview ms | load avg 1m |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
