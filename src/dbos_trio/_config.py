@@ -240,7 +240,7 @@ class Config:
     - ``allow_pickle`` [True]: read ``py_pickle`` payloads (which run their writer's code).
     - ``max_value_bytes`` [16 MiB]: the largest serialized value stored (None: no limit).
     - ``payload_store`` [None]: where values over ``payload_store_threshold`` [64 KiB]
-      are kept once each, the row holding a reference (docs/payload-store.md).
+      are kept once each, the row holding a reference (docs/how-to/payload-store.md).
     - ``database_retry_limit`` [None]: seconds a call retries a transient database
       failure before it raises (None: until the database is back).
     - ``scheduler_polling_interval_sec`` [30.0]: how often schedules are re-read.
@@ -354,8 +354,8 @@ class Config:
     pass a reference (docs/input-and-trust.md)."""
     payload_store: PayloadStore | None = None
     """Opt-in: a :class:`~dbos_trio.PayloadStore` keeping each value over
-    ``payload_store_threshold`` once, by hash, the row a reference; official SDKs read the
-    reference as the value: only where every reader is dbos_trio (docs/payload-store.md)."""
+    ``payload_store_threshold`` once, by hash, the row a reference; official SDKs read it
+    as the value: only where every reader is dbos_trio (docs/how-to/payload-store.md)."""
     payload_store_threshold: int = DEFAULT_PAYLOAD_STORE_THRESHOLD
     """Bytes over which a value goes to the store (64 KiB; at least 1 KiB; < max_value_bytes)."""
     database_retry_limit: float | None = attrs.field(

@@ -1,5 +1,5 @@
 """A workflow page shows a value kept in the payload store when the dashboard has the
-store, and its hash and size when it has not (docs/payload-store.md)."""
+store, and its hash and size when it has not (docs/how-to/payload-store.md)."""
 
 from __future__ import annotations
 

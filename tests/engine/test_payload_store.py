@@ -1,6 +1,6 @@
 """Large values through a payload store: the rows hold references, the store holds each
 distinct value once, and every read path (recovery, results, step replay, messages,
-events) sees the values as if they were inline (docs/payload-store.md)."""
+events) sees the values as if they were inline (docs/how-to/payload-store.md)."""
 
 from __future__ import annotations
 
