@@ -18,7 +18,9 @@ Each scenario runs dbos_trio and then pgqueuer 1.6 (``benchmarks/wave3_pgqueuer.
 own virtualenv, ``~/.cache/dbos_trio/bench-pgqueuer``: ``pip install pgqueuer==1.6.0``, or
 ``DBOS_BENCH_PGQUEUER_PYTHON``), interleaved, each on a fresh database. Each record carries
 the machine's load average, as other work shares the machine. One JSON line per record on
-stdout.
+stdout. Bulk and drain also run procrastinate 3.10 right after pgqueuer
+(``benchmarks/wave3_procrastinate.py``, own virtualenv ``~/.cache/dbos_trio/bench-procrastinate``
+or ``DBOS_BENCH_PROCRASTINATE_PYTHON``).
 """
 
 from __future__ import annotations
@@ -198,11 +200,18 @@ PGQUEUER_PYTHON = os.environ.get(
 )
 
 
-def run_pgqueuer(scenario: str, url: str, jobs: int) -> dict[str, Any]:
-    """pgqueuer's run of ``scenario`` in its own virtualenv (benchmarks/wave3_pgqueuer.py)."""
-    script = os.path.join(os.path.dirname(__file__), "wave3_pgqueuer.py")
+PROCRASTINATE_PYTHON = os.environ.get(
+    "DBOS_BENCH_PROCRASTINATE_PYTHON",
+    os.path.expanduser("~/.cache/dbos_trio/bench-procrastinate/bin/python"),
+)
+
+
+def run_pgqueuer(scenario: str, url: str, jobs: int, library: str = "pgqueuer") -> dict[str, Any]:
+    """A peer's run of ``scenario`` in its own virtualenv (benchmarks/wave3_<library>.py)."""
+    script = os.path.join(os.path.dirname(__file__), f"wave3_{library}.py")
+    python = PGQUEUER_PYTHON if library == "pgqueuer" else PROCRASTINATE_PYTHON
     done = subprocess.run(
-        [PGQUEUER_PYTHON, script, scenario, url, str(jobs)],
+        [python, script, scenario, url, str(jobs)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -218,8 +227,16 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=5000)
     parser.add_argument("--only", choices=["pickup", "bulk", "drain"], default=None)
     parser.add_argument("--no-pgqueuer", action="store_true")
+    parser.add_argument("--no-procrastinate", action="store_true")
     args = parser.parse_args()
     peer = not args.no_pgqueuer and os.path.exists(PGQUEUER_PYTHON)
+    procrastinate = not args.no_procrastinate and os.path.exists(PROCRASTINATE_PYTHON)
+
+    def run_procrastinate(scenario: str, url: str) -> dict[str, Any] | None:
+        if not procrastinate:
+            return None
+        return run_pgqueuer(scenario, url, args.jobs, "procrastinate")
+
     for round_no in range(args.rounds):
         # Interleaved: each scenario runs dbos_trio, then pgqueuer, on fresh databases.
         runs: list[tuple[str, Any]] = [
@@ -228,8 +245,10 @@ def main() -> None:
             ("pickup", lambda url: run_pgqueuer("pickup", url, args.jobs) if peer else None),
             ("bulk", lambda url: trio.run(bulk, url, args.jobs)),
             ("bulk", lambda url: run_pgqueuer("bulk", url, args.jobs) if peer else None),
+            ("bulk", lambda url: run_procrastinate("bulk", url)),
             ("drain", lambda url: trio.run(drain, url, args.jobs)),
             ("drain", lambda url: run_pgqueuer("drain", url, args.jobs) if peer else None),
+            ("drain", lambda url: run_procrastinate("drain", url)),
         ]
         for name, run in runs:
             if args.only not in (None, name):
