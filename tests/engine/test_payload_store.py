@@ -14,8 +14,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
+import trio.testing
 
-from dbos_trio import DBOS, Client, DBOSPayloadError, DirectoryPayloadStore, SetWorkflowID
+from dbos_trio import (
+    DBOS,
+    Client,
+    Config,
+    DBOSPayloadError,
+    DirectoryPayloadStore,
+    RetentionPolicy,
+    SetWorkflowID,
+)
+from dbos_trio.testing import launched, sqlite_url
 
 from support.backends import query
 from support.waiting import wait_until
@@ -196,3 +207,37 @@ async def test_the_cli_shows_a_stored_value_with_the_store_and_gc_removes_it_onc
     assert stored_files(root) == [store.path_of(fresh_hash)]
     # With no grace, an unreferenced entry goes at once.
     assert json.loads(run_cli(*gc, "--payload-grace", "0").stdout)["payloads_removed"] == 1
+
+
+async def test_the_retention_policy_removes_the_entries_of_the_workflows_it_deletes(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    url = sqlite_url(tmp_path / "retention.sqlite")
+    root = tmp_path / "payloads"
+    store = DirectoryPayloadStore(root)
+    policy = RetentionPolicy(max_age_seconds=3600, interval_seconds=600)
+    dbos = DBOS(
+        Config(app_name="retention", database_url=url, retention=policy, payload_store=store)
+    )
+
+    @dbos.workflow()
+    async def keep(data: bytes) -> bytes:
+        return data[:10]
+
+    async with launched(dbos):
+        with SetWorkflowID("early"):
+            await keep(BIG)
+        early = stored_files(root)
+        assert len(early) == 1  # the input (the output is small)
+        age(early, 7200)  # past the grace period (file times are wall-clock)
+        await trio.sleep(1800)  # virtual
+        with SetWorkflowID("later"):
+            await keep(BIG[::-1])
+        later = [path for path in stored_files(root) if path not in early]
+        age(later, 7200)
+        await trio.sleep(1800 + 700)  # "early" is past the age; a run has happened since
+        # Its row deleted, its entry went too (the sweep runs in a worker thread, which the
+        # virtual clock does not wait for); "later"'s is kept while referenced.
+        await wait_until(lambda: stored_files(root) == later, what="early's entry removed")
+        await trio.sleep(600)  # another run: "later" is still referenced
+        assert stored_files(root) == later
