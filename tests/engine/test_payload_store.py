@@ -50,6 +50,8 @@ def register(dbos: DBOS, runs: list[bytes]) -> Any:
         runs.append(reversed_data)
         go = await dbos.recv("go", timeout_seconds=3600)
         await dbos.set_event("reversed", reversed_data)
+        await dbos.write_stream("chunks", reversed_data)
+        await dbos.close_stream("chunks")
         return reversed_data + go
 
     return carry
@@ -95,14 +97,18 @@ async def test_large_values_are_stored_once_and_read_back_on_every_path_after_a_
         result_a = await (await second.retrieve_workflow("big-a")).get_result()
         result_b = await (await second.retrieve_workflow("big-b")).get_result()
         event = await second.get_event("big-a", "reversed")
+        streamed = [value async for value in second.read_stream("big-a", "chunks")]
 
     # Recovery replayed the step from its stored output and read the inputs back whole.
     assert runs == [BIG[::-1]] * 4
     assert result_a == BIG[::-1] + MESSAGE and result_b == BIG[::-1] + b"small"
-    assert event == BIG[::-1]
+    assert event == BIG[::-1] and streamed == [BIG[::-1]]
+    for table, column in (("workflow_events", "value"), ("streams", "value")):
+        values = await query(dbos_url, f"SELECT {column} FROM {{t}}{table}")
+        assert any(row[0].startswith(REFERENCE) for row in values), table
     outputs = await query(dbos_url, "SELECT output FROM {t}workflow_output")
     assert len(outputs) == 2 and all(row[0].startswith(REFERENCE) for row in outputs)
-    # + the message to big-a and the two distinct outputs (the event shares the step's).
+    # + the message to big-a and the two distinct outputs (event, stream: the step's).
     assert len(stored_files(root)) == 5
 
     # A client with the store reads the values; one without says where they are.
