@@ -147,3 +147,27 @@ async def test_an_executor_alone_uses_the_whole_limit(sysdb: SystemDatabase, url
     assert not await sysdb.request_turn(request("a", now + 10))
     await finish(url, "wf-00")
     assert await ids(sysdb, request("a", now + 20)) == ["wf-02"]
+
+
+@pytest.mark.postgres_only("two claims side by side on row locks (NOWAIT)")
+async def test_a_claim_still_locks_the_row_another_executor_waits_on(
+    sysdb: SystemDatabase, url: str
+) -> None:
+    # Two claims that spend one budget must conflict: each locks the head rows NOWAIT, so
+    # the second backs off. A claim that skipped a turn's row would lock the next one
+    # instead, and both would spend the last slot (a fleet run saw 4 PENDING under a
+    # global limit of 3). Here the turn's row is held by b's claim in flight, as a lock.
+    import psycopg
+
+    from dbos_trio._sysdb.protocol import QueueContention
+
+    await fill_queue(sysdb, 4)
+    now = T0 + 1_000
+    limit = {"global_concurrency": 3}
+    assert await ids(sysdb, request("a", now, local_budget=1, **limit)) == ["wf-00"]
+    assert await sysdb.request_turn(request("b", now + 10, **limit))
+    with psycopg.connect(url) as held:
+        held.execute("SELECT 1 FROM dbos.workflow_status WHERE workflow_uuid = 'wf-01' FOR UPDATE")
+        with pytest.raises(QueueContention):
+            await sysdb.claim(request("a", now + 20, **limit))
+    assert (await row(url, "wf-02"))[0] == "ENQUEUED"  # not claimed past the held row

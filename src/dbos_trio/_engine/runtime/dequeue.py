@@ -39,9 +39,11 @@ Invariants, and why:
   slots frees, so the executors that hold the limit would refill it forever while a later
   one, polling, always finds it spent (0 of 40 jobs in a fleet run). A worker whose claim
   finds nothing while it has free slots asks for a turn (``request_turn``: it marks the
-  head row it waits for); while a turn is waiting, the others' claims leave that row alone
-  and keep to a fair share of the limit, so the next freed slot is the waiter's. Alone on
-  a queue an executor uses the whole limit. Partitioned queues take no turns.
+  head row it waits for); while a turn is waiting, the others' claims keep to a fair share
+  of the limit, so the next slot an executor over its share frees is the waiter's. Claims
+  still all lock the same head rows (a turn's row is not skipped): that is what makes two
+  claims spending one budget conflict. Alone on a queue an executor uses the whole limit.
+  Partitioned queues take no turns.
 """
 
 from __future__ import annotations

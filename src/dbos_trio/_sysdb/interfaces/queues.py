@@ -73,8 +73,8 @@ class QueueStore(Protocol):
     async def request_turn(self, request: ClaimRequest) -> bool:
         """Mark the head of the queue as the next turn of this executor, whose claim
         found the queue's global limit spent by others; True if a turn was marked or
-        renewed. Other executors' claims then leave that row alone and keep to a fair
-        share of the limit until the turn is taken (or ``turn_window_ms`` passes).
+        renewed. Other executors' claims then keep to a fair share of the limit until the
+        turn is taken (or ``turn_window_ms`` passes).
         A backend without turn-taking returns False."""
 
     # --- recovery -------------------------------------------------------------------------

@@ -115,11 +115,10 @@ WITH recent_starts AS (
       AND (application_name = %(application_name)s OR application_name IS NULL)
       AND name = ANY(%(workflow_names)s)
       {partition}
-      -- Not a row another executor waits on as its turn.
-      AND (owner_xid IS DISTINCT FROM %(turn_token)s
-           OR executor_id IS NOT DISTINCT FROM %(executor_id)s
-           OR started_at_epoch_ms IS NULL
-           OR started_at_epoch_ms <= %(now)s - COALESCE(%(turn_window_ms)s::bigint, 0))
+      -- A row another executor waits on as its turn is not skipped: every claim must lock
+      -- the same head rows, so that two claims spending one budget conflict (NOWAIT) and
+      -- the second backs off. Skipping it let two executors lock different rows and both
+      -- spend the last slot. The fair-share cap above is what leaves the turn to its waiter.
     ORDER BY priority ASC, created_at ASC
     LIMIT (SELECT CASE WHEN n IS NULL THEN NULL ELSE GREATEST(n, 0) END FROM budget)
     FOR UPDATE {lock}
@@ -181,8 +180,9 @@ RETURNING workflow_uuid
 -- of the queue it could run as the turn it waits for (owner_xid = the turn token,
 -- executor_id = its own id, started_at_epoch_ms = now), or renews the turn it already has.
 -- The row stays ENQUEUED, so every SDK still sees it queued. Until the turn is taken or
--- goes stale, other executors' claims leave that row alone and keep to their fair share,
--- so a slot freed anywhere is left for the waiter's next claim: without this, the executor
+-- goes stale, other executors' claims keep to their fair share (they still lock the same
+-- head rows, so concurrent claims conflict as ever), so a slot freed by an executor over
+-- its share is left for the waiter's next claim: without this, the executor
 -- that frees a slot claims it again at once and a later executor can starve.
 WITH sharing AS (
     SELECT count(DISTINCT executor_id) FILTER (WHERE executor_id <> %(executor_id)s) AS others,

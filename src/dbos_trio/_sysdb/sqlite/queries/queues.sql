@@ -142,10 +142,6 @@ WHERE status = 'ENQUEUED' AND workflow_uuid IN (
       AND (application_name = :application_name OR application_name IS NULL)
       AND name IN (SELECT value FROM json_each(:workflow_names))
       AND (:partition_key IS NULL OR queue_partition_key = :partition_key)
-      -- Not a row another executor waits on as its turn.
-      AND (owner_xid IS NOT :turn_token OR executor_id IS :executor_id
-           OR started_at_epoch_ms IS NULL
-           OR started_at_epoch_ms <= :now - COALESCE(:turn_window_ms, 0))
     ORDER BY priority ASC, created_at ASC, rowid ASC
     LIMIT :budget
 )
