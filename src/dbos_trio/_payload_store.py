@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -69,6 +70,13 @@ class PayloadStore(Protocol):
     def where(self) -> str:
         """Where the store is, for messages (a directory, a bucket)."""
         ...
+
+
+def unused_cutoff(grace_seconds: float) -> float:
+    """The time (epoch seconds, the filesystem's wall clock, as entries' use times are)
+    before which an entry has been unused for ``grace_seconds``. Read here, with the store,
+    not in the engine: the engine's time is its own clock, but use times are the files'."""
+    return time.time() - grace_seconds
 
 
 def _checked(sha256: str) -> str:

@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "dbos_trio"
 
 # Modules that may read real time: the clock itself, and the driver and pool, which
 # bound I/O in real time (through _clock.real_time_limit).
-REAL_TIME_MODULES = {"_clock.py", "_pg/driver.py", "_pg/pool.py"}
+# The payload store compares with its files' use times, which are the filesystem's clock.
+REAL_TIME_MODULES = {"_clock.py", "_pg/driver.py", "_pg/pool.py", "_payload_store.py"}
 
 # Calls that read a clock other than Trio's.
 FORBIDDEN_CALLS = {

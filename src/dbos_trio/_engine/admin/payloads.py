@@ -19,13 +19,13 @@ calls are synchronous filesystem work, so they run in a worker thread.
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
 from dbos_trio._core.payload_refs import parse_reference
+from dbos_trio._payload_store import unused_cutoff
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Runtime
@@ -78,7 +78,7 @@ async def collect_payloads(
     ``grace_seconds`` (wall-clock time: the filesystem's). A database failure raises
     before anything is removed; a store failure raises (what was removed stays removed).
     Cancellation: the worker thread's current call finishes, nothing after it runs."""
-    cutoff = time.time() - grace_seconds
+    cutoff = unused_cutoff(grace_seconds)
     candidates = set(await trio.to_thread.run_sync(lambda: list(store.unused_since(cutoff))))
     referenced = await referenced_hashes(runtime, batch_size) if candidates else set()
     doomed = sorted(candidates - referenced)
