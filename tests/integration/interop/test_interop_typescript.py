@@ -10,20 +10,17 @@ or without the package index, the test is skipped with the reason, never failed.
 
 from __future__ import annotations
 
-import enum
 import fcntl
 import json
 import os
 import shutil
 import subprocess
-import uuid
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 import trio
+from typed_basket import ITEM, ITEM_JSON, register_basket_total
 
 from dbos_trio import DBOS, Config, SetWorkflowID
 
@@ -72,44 +69,14 @@ def typescript_sdk() -> Path:
     return home
 
 
-class Kind(enum.Enum):
-    BOOK = "book"
-
-
-@dataclass
-class Item:
-    item_id: uuid.UUID
-    kind: Kind
-    price: Decimal
-    added: datetime
-    cover: bytes
-
-
-@dataclass
-class Basket:
-    items: list[Item]
-    total: Decimal
-
-
 async def test_the_typescript_client_reads_a_typed_result_as_the_documented_json(
     url: str, typescript_sdk: Path
 ) -> None:
     dbos = DBOS(Config(app_name="portable-types-ts", database_url=url, app_version="v1"))
-
-    @dbos.workflow(name="basket_total", serialization="portable")
-    async def basket_total(items: list[Item]) -> Basket:
-        return Basket(items, sum((item.price for item in items), Decimal(0)))
-
-    item = Item(
-        uuid.UUID(int=1),
-        Kind.BOOK,
-        Decimal("12.30"),
-        datetime(2025, 5, 6, 7, 8, 9, tzinfo=UTC),
-        b"\x01",
-    )
+    basket_total = register_basket_total(dbos)
     async with dbos.launched():
         with SetWorkflowID("basket-ts"):
-            assert (await basket_total([item])).total == Decimal("12.30")
+            assert (await basket_total([ITEM])).total == Decimal("12.30")
 
     done = await trio.run_process(
         ["node", "read_result.cjs", url, "basket-ts"],
@@ -120,11 +87,4 @@ async def test_the_typescript_client_reads_a_typed_result_as_the_documented_json
     )
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
     read = json.loads(done.stdout.decode().strip().splitlines()[-1])
-    expected_item = {
-        "item_id": "00000000-0000-0000-0000-000000000001",
-        "kind": "book",
-        "price": "12.30",
-        "added": "2025-05-06T07:08:09.000Z",
-        "cover": "AQ==",
-    }
-    assert read["result"] == {"items": [expected_item], "total": "12.30"}
+    assert read["result"] == {"items": [ITEM_JSON], "total": "12.30"}
