@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 import pytest
+import trio
 
 from dbos_trio._sysdb.open import open_system_database
 from dbos_trio._sysdb.protocol import SystemDatabase
@@ -21,6 +22,7 @@ from dbos_trio._sysdb.records import TURN_TOKEN, ClaimRequest
 
 from support.backends import execute, status_row
 from support.sysdb_records import T0, claim_request, queued
+from support.waiting import HANG_GUARD
 
 WINDOW_MS = 3_000
 
@@ -171,3 +173,27 @@ async def test_a_claim_still_locks_the_row_another_executor_waits_on(
         with pytest.raises(QueueContention):
             await sysdb.claim(request("a", now + 20, **limit))
     assert (await row(url, "wf-02"))[0] == "ENQUEUED"  # not claimed past the held row
+
+
+async def test_an_idle_queue_asks_for_no_turn_and_takes_no_write_lock(
+    sysdb: SystemDatabase, url: str
+) -> None:
+    # A worker asks for a turn after every empty claim on a globally limited queue; on an
+    # empty queue that must stay a read. On SQLite a write would take the file's one write
+    # lock at every idle poll of every executor (here another process holds it: a write
+    # would wait behind it and fail busy).
+    import sqlite3
+
+    from support.backends import backend_of, sqlite_path
+
+    if backend_of(url) != "sqlite":
+        assert not await sysdb.request_turn(request("b", T0))  # nothing to mark
+        return
+    holder = sqlite3.connect(sqlite_path(url), isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        with trio.fail_after(HANG_GUARD):
+            assert not await sysdb.request_turn(request("b", T0))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

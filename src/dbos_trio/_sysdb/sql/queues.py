@@ -135,7 +135,10 @@ class QueueOperations(SQLBackendBase):
     async def request_turn(self, request: ClaimRequest) -> bool:
         if self.TURN_STATEMENT is None or request.turn_window_ms is None:
             return False
-        return await self._db.run(self.TURN_STATEMENT, claim_params(request)) > 0
+        params = claim_params(request)
+        if self.IDLE_WRITES_TAKE_LOCK and not await self._exists("has_claimable", params):
+            return False  # nothing to wait for: an idle queue's polls never take the lock
+        return await self._db.run(self.TURN_STATEMENT, params) > 0
 
     async def _claim_once(self, request: ClaimRequest) -> list[ClaimedWorkflow]:
         """One claim statement (each backend's own), retried by nobody: a lost connection
