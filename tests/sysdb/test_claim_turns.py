@@ -197,3 +197,25 @@ async def test_an_idle_queue_asks_for_no_turn_and_takes_no_write_lock(
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+@pytest.mark.postgres_only("a lost reply (the driver's fault injection)")
+async def test_a_turn_request_whose_reply_was_lost_marks_one_turn(
+    sysdb: SystemDatabase, url: str
+) -> None:
+    # The mark committed, its reply was lost, the statement ran again: it renews the turn
+    # it already has (its own row first), so the executor still waits on exactly one row.
+    from dbos_trio.testing.faults import lose_replies
+
+    from support.backends import query
+
+    await fill_queue(sysdb, 4)
+    now = T0 + 1_000
+    assert await ids(sysdb, request("a", now)) == ["wf-00", "wf-01"]
+    with lose_replies("request_turn") as faults:
+        assert await sysdb.request_turn(request("b", now + 10))
+    assert faults.lost == ["request_turn"]
+    turns = await query(
+        url, "SELECT workflow_uuid FROM {t}workflow_status WHERE owner_xid = %s", TURN_TOKEN
+    )
+    assert turns == [("wf-02",)]
