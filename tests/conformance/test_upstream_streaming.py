@@ -18,6 +18,8 @@ from dbos_trio import (
     SetWorkflowID,
 )
 
+from support.dbos_fixtures import reexecute
+
 VALUES: list[Any] = ["hello", 42, {"key": "value"}, [1, 2, 3], None]
 
 
@@ -419,24 +421,24 @@ async def test_client_read_stream_workflow_termination(
         assert [v async for v in client.read_stream("wf", "s")] == ["t1", "t2", "t3"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open difference: a read_stream timeout inside a workflow is not checkpointed "
-    "(upstream records it and replays the DBOSStreamTimeoutError; a replay here waits again)",
-)
 async def test_workflow_read_stream_timeout_is_checkpointed(
-    dbos: DBOS, autojump_clock: MockClock
+    dbos: DBOS, dbos_url: str, autojump_clock: MockClock
 ) -> None:
-    """upstream: tests/test_streaming.py::test_workflow_read_stream_timeout_is_checkpointed"""
+    """upstream: tests/test_streaming.py::test_workflow_read_stream_timeout_is_checkpointed
+
+    As dbos 3.4.0: the timeout is the read's recorded outcome (a ``DBOS.readStream`` step
+    whose error is the ``DBOSStreamTimeoutError``, in the application's serializer even for
+    a portable workflow), so a replay raises it again at once instead of waiting again.
+    """
     finish = trio.Event()
+    runs = {"reader": 0}
 
     @dbos.workflow()
     async def writer() -> None:
         await dbos.write_stream("s", "only")
         await finish.wait()
 
-    @dbos.workflow()
-    async def reader(target: str) -> list[Any]:
+    async def read_until_timeout(target: str) -> list[Any]:
         seen: list[Any] = []
         try:
             async for value in dbos.read_stream(target, "s", timeout_seconds=1.0):
@@ -445,15 +447,47 @@ async def test_workflow_read_stream_timeout_is_checkpointed(
             seen.append("timed out")
         return seen
 
+    @dbos.workflow()
+    async def reader(target: str) -> list[Any]:
+        runs["reader"] += 1
+        return await read_until_timeout(target)
+
+    @dbos.workflow(serialization="portable")
+    async def portable_reader(target: str) -> list[Any]:
+        return await read_until_timeout(target)
+
     async with dbos.launched():
         with SetWorkflowID("wf"):
             writing = await dbos.start_workflow(writer)
         with SetWorkflowID("reader"):
             assert await reader("wf") == ["only", "timed out"]
-        forked = await dbos.fork_workflow("reader", 3)  # both reads replay from checkpoints
+        steps = await dbos.list_workflow_steps("reader")
+        assert [s.function_name for s in steps] == ["DBOS.readStream"] * 2
+        assert steps[0].error is None and steps[0].output == "only"
+        assert steps[1].output is None
+        assert isinstance(steps[1].error, DBOSStreamTimeoutError)
+
+        # Replayed from its checkpoints while the writer is still silent: a live re-read
+        # would wait out the timeout again before raising.
+        began = trio.current_time()
+        assert await reexecute(dbos, dbos_url, reader, "reader") == ["only", "timed out"]
+        assert runs["reader"] == 2
+        assert trio.current_time() - began < 1.0
+        forked = await dbos.fork_workflow("reader", 3)  # both reads copied, then replayed
         began = trio.current_time()
         assert await forked.get_result() == ["only", "timed out"]
-        assert trio.current_time() - began < 1.0  # no second wait for the timeout
+        assert trio.current_time() - began < 1.0
+
+        # A portable workflow's timeout is recorded in the application's serializer too,
+        # so its replay raises the same exception type again.
+        with SetWorkflowID("portable"):
+            assert await portable_reader("wf") == ["only", "timed out"]
+        began = trio.current_time()
+        assert await reexecute(dbos, dbos_url, portable_reader, "portable") == [
+            "only",
+            "timed out",
+        ]
+        assert trio.current_time() - began < 1.0
         finish.set()
         await writing.get_result()
 

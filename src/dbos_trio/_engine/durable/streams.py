@@ -9,7 +9,10 @@ A reader stops at the sentinel, or once the writer is no longer active and every
 is read (the writer's status comes back with each batch, in the same snapshot, so nothing
 written before it finished is missed). Reading a missing workflow's stream raises
 :class:`DBOSNonExistentWorkflowError`. Read from a workflow body, each delivered value —
-and the end — is a ``DBOS.readStream`` checkpoint, so a replay yields the same values.
+and the end — is a ``DBOS.readStream`` checkpoint, so a replay yields the same values;
+so is a wait that timed out (the :class:`~dbos_trio.DBOSStreamTimeoutError` recorded as
+the step's error, in the application's serializer, as dbos 3.4.0 records it), so a replay
+raises it again at once instead of waiting out the timeout a second time.
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ from dbos_trio._engine.durable.events import writer_slot
 from dbos_trio._engine.durable.messages import encode_payload
 from dbos_trio._engine.durable.waits import Payload, next_stream_values
 from dbos_trio._engine.workflows import checkpoint
-from dbos_trio._engine.workflows.checkpoint import record_payload
+from dbos_trio._engine.workflows.checkpoint import record_error, record_payload
 from dbos_trio._serialization import PORTABLE_JSON
 from dbos_trio._sysdb.records import STREAM_CLOSED
 from dbos_trio._sysdb.wakeups import stream_key
+from dbos_trio.errors import DBOSStreamTimeoutError
 
 if TYPE_CHECKING:
     from dbos_trio._engine.state import Executor
@@ -86,7 +90,8 @@ async def read_stream(
 ) -> AsyncIterator[Any]:
     """Yield the stream's values in order until it is closed, or drained after its writer
     ended; waiting longer than ``timeout_seconds`` for one value raises
-    :class:`~dbos_trio.DBOSStreamTimeoutError` (a timeout is not checkpointed). The
+    :class:`~dbos_trio.DBOSStreamTimeoutError` (from a workflow body, recorded as that
+    value's checkpoint: a replay raises it again without waiting). The
     stream is re-read every ``poll_interval`` seconds (default: the backend's re-check
     interval) while it waits, and at once on a notification."""
     validate.text(workflow_id, "workflow_id")
@@ -109,15 +114,20 @@ async def read_stream(
                     continue
             started = executor.clock.now_ms()
             if not buffered:
-                buffered = await next_stream_values(
-                    executor,
-                    wakeup,
-                    workflow_id,
-                    key,
-                    offset,
-                    timeout_seconds=timeout_seconds,
-                    poll_interval=poll_interval,
-                )
+                try:
+                    buffered = await next_stream_values(
+                        executor,
+                        wakeup,
+                        workflow_id,
+                        key,
+                        offset,
+                        timeout_seconds=timeout_seconds,
+                        poll_interval=poll_interval,
+                    )
+                except DBOSStreamTimeoutError as timed_out:
+                    if slot is not None:
+                        await record_error(slot, timed_out, started_at_ms=started)
+                    raise
                 if not buffered:
                     buffered = [_END]  # drained after the writer ended
             value, fmt = buffered.pop(0)
