@@ -1,35 +1,54 @@
 """Configuration: validated when constructed, before anything connects.
 
-A bad value raises :class:`DBOSConfigError` naming the field, at ``Config(...)``, so a
-typo never costs a connection attempt or leaves half a launch behind. The URL's password
-never appears in ``repr``, in a message or in logs (:func:`redact_url`, from
-:mod:`dbos_trio._redact`; a URL is never shown by ``repr()`` of its raw text).
+A bad value raises :class:`~dbos_trio.DBOSConfigError` naming the field, at ``Config(...)``,
+so a typo never costs a connection attempt or leaves half a launch behind (the checks, which
+``Client`` shares, are :mod:`dbos_trio._config_checks`; they are re-exported here, their
+former home, in ``__all__``). The URL's password never appears in ``repr``, in a message or
+in logs (:func:`redact_url`, from :mod:`dbos_trio._redact`; a URL is never shown by
+``repr()`` of its raw text).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import math
 import os
-import re
-from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
-from dbos_trio._core import validate
+from dbos_trio._config_checks import (
+    APP_NAME_PATTERN,
+    DEFAULT_ADOPTION_SECONDS,
+    DEFAULT_HEARTBEAT_INTERVAL,
+    check_app_name,
+    check_log_level,
+    check_otel_format,
+    check_retention,
+    check_serializer,
+    check_sync_commit,
+    check_unordered_tasks,
+    config_error,
+    field_check,
+    queue_names,
+    require_bool,
+    require_database_url,
+    require_optional_seconds,
+    require_optional_text,
+    require_positive_int,
+    require_positive_seconds,
+    require_schema,
+    require_value_limit,
+)
 from dbos_trio._core.retention import RetentionPolicy
 from dbos_trio._payload_store import PayloadStore, require_payload_store
-from dbos_trio._redact import redact_url as redact_url  # re-exported: the name's old home
+from dbos_trio._redact import redact_url  # re-exported: the name's old home
 from dbos_trio._serialization import (
     DEFAULT_MAX_VALUE_BYTES,
     DEFAULT_PAYLOAD_STORE_THRESHOLD,
     PickleSerializer,
     Serializer,
 )
-from dbos_trio.errors import DBOSConfigError, DBOSException
 
-APP_NAME_PATTERN = re.compile(r"[a-z0-9_-]{3,256}")  # matched whole (fullmatch)
 SYSTEM_DATABASE_URL_ENV = "DBOS_SYSTEM_DATABASE_URL"
 DATABASE_URL_ENV = "DBOS_DATABASE_URL"
 APP_VERSION_ENV = "DBOS__APPVERSION"
@@ -37,177 +56,27 @@ EXECUTOR_ID_ENV = "DBOS__VMID"
 APP_ID_ENV = "DBOS__APPID"
 DEFAULT_EXECUTOR_ID = "local"
 
-# --- checks, shared by Config and Client ------------------------------------------------
-#
-# Each raises DBOSConfigError naming ``where`` (e.g. "Config.schema", "Client schema") and
-# the rule, before anything connects.
-
-
-def _fail(where: str, problem: str) -> DBOSConfigError:
-    return DBOSConfigError(f"{where}: {problem}")
-
-
-def require_optional_text(value: Any, where: str) -> None:
-    """None, or a string that is not blank and that the system database can store as it
-    is (no NUL, no lone surrogate, at most 600 bytes: see dbos_trio._core.validate)."""
-    if value is None:
-        return
-    if not isinstance(value, str) or not value.strip():
-        raise _fail(where, f"{value!r} must be a non-empty string or None")
-    try:
-        validate.text(value, "it")
-    except DBOSException as broken:
-        raise _fail(where, f"{value[:40]!r}...: {broken.message}") from None
-
-
-def require_database_url(value: Any, where: str) -> None:
-    """None, or a ``postgresql://`` / ``sqlite:`` URL (shown redacted if it is wrong)."""
-    if value is None:
-        return
-    if isinstance(value, str) and value.strip():
-        try:
-            validate.text(value, "it")
-        except DBOSException as broken:
-            # Not require_optional_text: its message shows the value itself.
-            raise _fail(where, f"{redact_url(value)[:40]!r}...: {broken.message}") from None
-    else:
-        require_optional_text(value, where)
-    if not value.startswith(("postgresql://", "postgres://", "sqlite:")):
-        raise _fail(where, f"{redact_url(value)!r} must be a postgresql:// or sqlite:/// URL")
-
-
-def require_schema(value: Any, where: str) -> None:
-    """A PostgreSQL identifier: 1-63 bytes in UTF-8, no NUL.
-
-    PostgreSQL silently truncates identifiers to 63 *bytes*: a longer name would address a
-    different schema than the one configured.
-    """
-    if (
-        not isinstance(value, str)
-        or not value
-        or len(value.encode("utf-8")) > 63
-        or "\x00" in value
-    ):
-        raise _fail(where, f"{value!r} must be a PostgreSQL identifier (1-63 bytes in UTF-8)")
-
-
-def require_positive_int(value: Any, where: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise _fail(where, f"{value!r} must be a positive integer")
-
-
-# The smallest Config.max_value_bytes: an error over the limit is stored shortened to a
-# couple of kilobytes, which must still fit.
-MIN_MAX_VALUE_BYTES = 8 * 1024
-
-
-def require_value_limit(value: Any, where: str) -> None:
-    """None (no limit), or a number of bytes of at least :data:`MIN_MAX_VALUE_BYTES`."""
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < MIN_MAX_VALUE_BYTES:
-        raise _fail(
-            where, f"{value!r} must be None or a number of bytes of at least {MIN_MAX_VALUE_BYTES}"
-        )
-
-
-def require_positive_seconds(value: Any, where: str) -> None:
-    # Finite too: an infinite timeout would never fire (and cannot arm a timer).
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        raise _fail(where, f"{value!r} must be a positive, finite number of seconds")
-
-
-def require_optional_seconds(value: Any, where: str) -> None:
-    """None, or a positive, finite number of seconds."""
-    if value is not None:
-        require_positive_seconds(value, where)
-
-
-def require_bool(value: Any, where: str) -> None:
-    if not isinstance(value, bool):
-        raise _fail(where, f"{value!r} must be True or False")
-
-
-def _field_check(check: Any) -> Any:
-    """``check`` as an attrs validator of a Config field."""
-
-    def validate(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-        check(value, f"Config.{attribute.name}")
-
-    return validate
-
-
-def _check_app_name(_: Any, attribute: attrs.Attribute[str], value: str) -> None:
-    if not isinstance(value, str) or not APP_NAME_PATTERN.fullmatch(value):
-        raise _fail(
-            f"Config.{attribute.name}",
-            f"{value!r} must be 3 to 256 characters of lowercase letters, digits, '_' or '-'",
-        )
-
-
-def _to_queue_names(value: Sequence[str] | None) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        raise _fail(
-            "Config.listen_queues", f"{value!r} must be a sequence of queue names, not a string"
-        )
-    names = tuple(value)
-    for name in names:
-        if not isinstance(name, str) or not name:
-            raise _fail("Config.listen_queues", f"{name!r} is not a queue name")
-        try:
-            validate.text(name, "a queue name")
-        except DBOSException as broken:
-            raise _fail("Config.listen_queues", broken.message) from None
-    return names
-
-
-def _check_serializer(_: Any, attribute: attrs.Attribute[Serializer], value: Serializer) -> None:
-    if not all(hasattr(value, m) for m in ("serialize", "deserialize", "name")):
-        raise _fail(
-            f"Config.{attribute.name}", f"{value!r} must implement serialize, deserialize and name"
-        )
-
-
-def _check_unordered_tasks(_: Any, attribute: attrs.Attribute[str], value: Any) -> None:
-    if value not in ("error", "warn"):
-        raise _fail(f"Config.{attribute.name}", f"{value!r} must be 'error' or 'warn'")
-
-
-# Seconds between an executor's stamps of the rows it runs (see Config.heartbeat_interval).
-DEFAULT_HEARTBEAT_INTERVAL = 10.0
-# Seconds of silence before another executor's work is adopted, unless the heartbeat
-# interval makes six intervals longer (see Config.adopt_dead_executors_after).
-DEFAULT_ADOPTION_SECONDS = 60.0
-
-
-def _check_sync_commit(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    levels = ("on", "off", "local", "remote_write", "remote_apply")
-    if value is not None and value not in levels:
-        raise _fail(f"Config.{attribute.name}", f"{value!r} must be None or one of {levels}")
-
-
-def _check_otel_format(_: Any, attribute: attrs.Attribute[str], value: Any) -> None:
-    if value not in ("legacy", "semconv"):
-        raise _fail(f"Config.{attribute.name}", f"{value!r} must be 'legacy' or 'semconv'")
-
-
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-
-def _check_log_level(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and value not in LOG_LEVELS:
-        raise _fail(
-            f"Config.{attribute.name}", f"{value!r} must be one of {', '.join(LOG_LEVELS)} or None"
-        )
-
-
-def _check_retention(_: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and not isinstance(value, RetentionPolicy):
-        raise _fail(
-            f"Config.{attribute.name}", f"{value!r} must be a dbos_trio.RetentionPolicy or None"
-        )
+__all__ = [
+    "APP_ID_ENV",
+    "APP_NAME_PATTERN",
+    "APP_VERSION_ENV",
+    "DATABASE_URL_ENV",
+    "DEFAULT_ADOPTION_SECONDS",
+    "DEFAULT_EXECUTOR_ID",
+    "DEFAULT_HEARTBEAT_INTERVAL",
+    "EXECUTOR_ID_ENV",
+    "SYSTEM_DATABASE_URL_ENV",
+    "Config",
+    "redact_url",
+    "require_bool",
+    "require_database_url",
+    "require_optional_seconds",
+    "require_optional_text",
+    "require_positive_int",
+    "require_positive_seconds",
+    "require_schema",
+    "require_value_limit",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -264,86 +133,86 @@ class Config:
     - ``group_commit`` [True]: concurrent workflows' step checkpoints share commits.
     """
 
-    app_name: str = attrs.field(validator=_check_app_name)
+    app_name: str = attrs.field(validator=check_app_name)
     """The application's name (3-256 of ``a-z 0-9 _ -``), stored on every workflow row it
     starts: listings, recovery and queues are scoped by it. Required."""
     database_url: str | None = attrs.field(
-        default=None, validator=_field_check(require_database_url), repr=redact_url
+        default=None, validator=field_check(require_database_url), repr=redact_url
     )
     """The system database: ``postgresql://...`` or ``sqlite:///path``. None (the default)
     reads ``DBOS_SYSTEM_DATABASE_URL``, then ``DBOS_DATABASE_URL``, then uses the embedded
     SQLite file ``<app_name>.sqlite`` in the working directory."""
-    schema: str = attrs.field(default="dbos", validator=_field_check(require_schema))
+    schema: str = attrs.field(default="dbos", validator=field_check(require_schema))
     """The PostgreSQL schema of the system tables (``dbos``, as every SDK's default). Not
     used on SQLite."""
     app_version: str | None = attrs.field(
-        default=None, validator=_field_check(require_optional_text)
+        default=None, validator=field_check(require_optional_text)
     )
     """The version stamped on workflows this executor starts; only workflows of its own
     version are recovered or dequeued by it. None: ``DBOS__APPVERSION``, else a hash of
     the registered workflows' source (a code change is a new version). See the versions
     page of the documentation."""
     executor_id: str | None = attrs.field(
-        default=None, validator=_field_check(require_optional_text)
+        default=None, validator=field_check(require_optional_text)
     )
     """This process's executor id, stored on the workflows it runs; at launch it recovers
     the PENDING workflows of its own id. None: ``DBOS__VMID``, else ``"local"``. Give each
     of several executors sharing a database its own id."""
-    max_connections: int = attrs.field(default=10, validator=_field_check(require_positive_int))
+    max_connections: int = attrs.field(default=10, validator=field_check(require_positive_int))
     """The size of the PostgreSQL connection pool (LISTEN uses one more, of its own). Not
     used on SQLite."""
-    use_listen_notify: bool = attrs.field(default=True, validator=_field_check(require_bool))
+    use_listen_notify: bool = attrs.field(default=True, validator=field_check(require_bool))
     """Wake waiters (``recv``, ``get_event``, streams, queues) by PostgreSQL LISTEN/NOTIFY;
     False polls instead (for a server or pooler without LISTEN). Not used on SQLite."""
-    run_migrations: bool = attrs.field(default=True, validator=_field_check(require_bool))
+    run_migrations: bool = attrs.field(default=True, validator=field_check(require_bool))
     """Create or upgrade the system schema at launch (under a lock, so concurrent launches
     are safe). False only verifies it and fails launch with
     :class:`~dbos_trio.DBOSInitializationError` if it is behind; migrate it with
     ``dbos-trio migrate``."""
-    listen_queues: tuple[str, ...] | None = attrs.field(default=None, converter=_to_queue_names)
+    listen_queues: tuple[str, ...] | None = attrs.field(default=None, converter=queue_names)
     """The queues this executor dequeues from (plus the internal queue); None, the
     default, serves every queue of the application."""
-    serializer: Serializer = attrs.field(factory=PickleSerializer, validator=_check_serializer)
+    serializer: Serializer = attrs.field(factory=PickleSerializer, validator=check_serializer)
     """How inputs, outputs, errors, messages and events are written (``py_pickle`` by
     default, like the official Python SDK). Reading always follows each payload's stored
     format; :class:`~dbos_trio.PortableJSONSerializer` is readable by every SDK."""
     outcome_poll_interval: float = attrs.field(
-        default=1.0, validator=_field_check(require_positive_seconds)
+        default=1.0, validator=field_check(require_positive_seconds)
     )
     """Seconds between re-reads while awaiting a workflow that runs in another process
     (completion has no notification in any SDK); one running here wakes its waiters at
     once."""
     connect_timeout: float = attrs.field(
-        default=10.0, validator=_field_check(require_positive_seconds)
+        default=10.0, validator=field_check(require_positive_seconds)
     )
     """Seconds one PostgreSQL connection attempt may take. Not used on SQLite."""
     notification_coalesce: float = attrs.field(
-        default=0.01, validator=_field_check(require_positive_seconds)
+        default=0.01, validator=field_check(require_positive_seconds)
     )
     """Seconds during which NOTIFYs this process sends are gathered into one statement (a
     burst of sends costs one round trip). Not used on SQLite."""
     direct_database_url: str | None = attrs.field(
-        default=None, validator=_field_check(require_database_url), repr=redact_url
+        default=None, validator=field_check(require_database_url), repr=redact_url
     )
     """A PostgreSQL URL that reaches the server directly, for what needs a session of its
     own: migrations (a session advisory lock) and LISTEN. Set it when ``database_url`` goes
     through PgBouncer in transaction-pooling mode; None (the default) uses ``database_url``."""
-    prepared_statements: bool = attrs.field(default=True, validator=_field_check(require_bool))
+    prepared_statements: bool = attrs.field(default=True, validator=field_check(require_bool))
     """Server-side prepared statements for the hot statements (the default). Turn them off
     behind PgBouncer in transaction-pooling mode before 1.21, which does not support them."""
-    group_commit: bool = attrs.field(default=True, validator=_field_check(require_bool))
+    group_commit: bool = attrs.field(default=True, validator=field_check(require_bool))
     """Coalesce step checkpoints of concurrent workflows in this process into shared
     commits (the default): each is still durable before its workflow goes on, fenced per
     row, and one's failure affects no other. The batch is whatever waited while the
     previous commit ran, so a lone workflow writes alone, as with False."""
-    allow_pickle: bool = attrs.field(default=True, validator=_field_check(require_bool))
+    allow_pickle: bool = attrs.field(default=True, validator=field_check(require_bool))
     """Whether this process reads ``py_pickle`` payloads (the default). Unpickling runs
     code of whoever wrote the payload, so anyone who can write the system database can run
     code in an executor that reads pickles. False is portable-only mode: pickled payloads
     are refused with :class:`~dbos_trio.DBOSPayloadError` (and the serializer must then not
     write them either: use :class:`~dbos_trio.PortableJSONSerializer`)."""
     max_value_bytes: int | None = attrs.field(
-        default=DEFAULT_MAX_VALUE_BYTES, validator=_field_check(require_value_limit)
+        default=DEFAULT_MAX_VALUE_BYTES, validator=field_check(require_value_limit)
     )
     """The largest value this process stores, in bytes once serialized (16 MiB by default;
     None: no limit; at least 8 KiB): workflow inputs and outputs, step outputs, messages,
@@ -359,21 +228,21 @@ class Config:
     payload_store_threshold: int = DEFAULT_PAYLOAD_STORE_THRESHOLD
     """Bytes over which a value goes to the store (64 KiB; at least 1 KiB; < max_value_bytes)."""
     database_retry_limit: float | None = attrs.field(
-        default=None, validator=_field_check(require_optional_seconds)
+        default=None, validator=field_check(require_optional_seconds)
     )
     """How long one system-database call keeps retrying a transient failure (connection
     lost, server restarting, a lock conflict) before it raises; None, the default, retries
     for as long as the executor lives, like the official SDK. A workflow whose call gave up
     stays PENDING and is run again by the executor's sweep once the database is back."""
     scheduler_polling_interval_sec: float = attrs.field(
-        default=30.0, validator=_field_check(require_positive_seconds)
+        default=30.0, validator=field_check(require_positive_seconds)
     )
     """How often the scheduler re-reads the schedules table (every second during the first
     minute after launch): a schedule created, paused, resumed, changed or deleted by another
     process takes effect within this long. Changes made through this executor take effect
     at once."""
 
-    unordered_tasks: str = attrs.field(default="error", validator=_check_unordered_tasks)
+    unordered_tasks: str = attrs.field(default="error", validator=check_unordered_tasks)
     """What a durable call made from a plain Trio task inside a workflow does — a task of
     ``trio.open_nursery()`` rather than ``dbos.open_nursery()``, whose step id would
     depend on how Trio happens to schedule it: ``"error"`` (the default) raises
@@ -381,7 +250,7 @@ class Config:
     once per workflow execution and takes the next id, as the official SDK does."""
 
     heartbeat_interval: float = attrs.field(
-        default=DEFAULT_HEARTBEAT_INTERVAL, validator=_field_check(require_positive_seconds)
+        default=DEFAULT_HEARTBEAT_INTERVAL, validator=field_check(require_positive_seconds)
     )
     """How often this executor stamps ``updated_at`` on the PENDING rows it is running: the
     liveness other executors read before they adopt or recover rows (a row touched within
@@ -392,7 +261,7 @@ class Config:
             lambda config: max(DEFAULT_ADOPTION_SECONDS, 6 * config.heartbeat_interval),
             takes_self=True,
         ),
-        validator=_field_check(require_optional_seconds),
+        validator=field_check(require_optional_seconds),
     )
     """Seconds of silence after which this executor re-enqueues the PENDING rows of another
     dbos_trio executor of its application none of whose rows was stamped for that long (at
@@ -404,33 +273,33 @@ class Config:
     ``recover_executor`` moves another executor's work. docs/versions.md says why these are
     safe under outages and partitions."""
 
-    log_level: str | None = attrs.field(default="INFO", validator=_check_log_level)
+    log_level: str | None = attrs.field(default="INFO", validator=check_log_level)
     """The library's log on stderr, as the official SDK's: when nothing has configured
     logging at launch (no handler on the root or the ``dbos_trio`` logger), launch installs
     :func:`~dbos_trio.configure_logging` at this level, so the launch and shutdown lines,
     failures and warnings are seen. Configure logging before launch to route them
     elsewhere; None leaves logging alone (then only warnings reach stderr, by Python's
     last-resort handler)."""
-    enable_otel: bool = attrs.field(default=False, validator=_field_check(require_bool))
+    enable_otel: bool = attrs.field(default=False, validator=field_check(require_bool))
     """OpenTelemetry spans for every workflow and durable call (the ``otel`` extra): see
     docs/observability.md. Off (the default), nothing imports ``opentelemetry``."""
-    otel_attribute_format: str = attrs.field(default="legacy", validator=_check_otel_format)
+    otel_attribute_format: str = attrs.field(default="legacy", validator=check_otel_format)
     """Span attribute names: ``"legacy"`` (``operationUUID``..., as the TypeScript SDK)
     or ``"semconv"`` (``dbos.operation.workflow_id``...)."""
     otel_tracer_provider: Any = attrs.field(default=None, repr=False)
     """The ``TracerProvider`` spans go to; None (the default): the global one."""
-    enable_metrics: bool = attrs.field(default=False, validator=_field_check(require_bool))
+    enable_metrics: bool = attrs.field(default=False, validator=field_check(require_bool))
     """Prometheus metrics of the executor (the ``metrics`` extra, prometheus-client)."""
     metrics_registry: Any = attrs.field(default=None, repr=False)
     """The ``prometheus_client.CollectorRegistry`` metrics register in while launched;
     None (the default): a fresh one per launch (read it with ``dbos.metrics_text()``)."""
 
-    retention: RetentionPolicy | None = attrs.field(default=None, validator=_check_retention)
+    retention: RetentionPolicy | None = attrs.field(default=None, validator=check_retention)
     """A :class:`~dbos_trio.RetentionPolicy`: finished workflows older than its bounds are
     deleted in the background, by one executor of the application at a time; None (the
     default) keeps every row. See ``docs/operations.md``."""
     shutdown_drain_seconds: float | None = attrs.field(
-        default=None, validator=_field_check(require_optional_seconds)
+        default=None, validator=field_check(require_optional_seconds)
     )
     """On exit from ``launched()``: stop claiming queued work and let the workflows running
     here finish for up to this long (Trio clock) before cancelling the rest, which stay
@@ -438,7 +307,7 @@ class Config:
     overrides it for one launch."""
 
     statement_timeout: float | None = attrs.field(
-        default=30.0, validator=_field_check(require_optional_seconds)
+        default=30.0, validator=field_check(require_optional_seconds)
     )
     """PostgreSQL: the longest a listing query (``list_workflows``,
     ``list_queued_workflows``) may run before the server cancels it and the call raises
@@ -446,12 +315,12 @@ class Config:
     ``observability_query_timeout_sec``, default 30 s); None: the server's setting.
     Workflow statements are never bounded this way."""
     idle_in_transaction_session_timeout: float | None = attrs.field(
-        default=60.0, validator=_field_check(require_optional_seconds)
+        default=60.0, validator=field_check(require_optional_seconds)
     )
     """PostgreSQL: set on every connection of the pool and the listener, so a
     transaction left open (a stuck client) is ended by the server rather than holding its
     locks (official default 60 s); None leaves the server's setting."""
-    synchronous_commit: str | None = attrs.field(default=None, validator=_check_sync_commit)
+    synchronous_commit: str | None = attrs.field(default=None, validator=check_sync_commit)
     """PostgreSQL: ``synchronous_commit`` for every connection of the system database
     ("on", "remote_apply", "remote_write", "local" or "off"); None leaves the server's
     setting. With a streaming standby named in the server's ``synchronous_standby_names``,
@@ -468,7 +337,7 @@ class Config:
             self.adopt_dead_executors_after is not None
             and self.adopt_dead_executors_after < 3 * self.heartbeat_interval
         ):
-            raise _fail(
+            raise config_error(
                 "Config.adopt_dead_executors_after",
                 f"{self.adopt_dead_executors_after!r} s is under three heartbeat intervals "
                 f"({3 * self.heartbeat_interval!r} s): live executors' work would be adopted",
@@ -478,12 +347,12 @@ class Config:
             (self.enable_metrics, "enable_metrics", "prometheus_client", "metrics"),
         ):
             if enabled and importlib.util.find_spec(module) is None:
-                raise _fail(
+                raise config_error(
                     f"Config.{field}",
                     f"True, but {module} is not installed: pip install 'dbos-trio[{extra}]'",
                 )
         if not self.allow_pickle and self.serializer.name() == "py_pickle":
-            raise _fail(
+            raise config_error(
                 "Config.allow_pickle",
                 "False, but the serializer writes py_pickle, which this process would then "
                 "refuse to read back: configure serializer=PortableJSONSerializer()",

@@ -27,15 +27,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from dbos_trio.errors import DBOSConfigError
+from dbos_trio.errors import DBOSConfigError, PayloadStoreError
 
 _HEX = frozenset("0123456789abcdef")
-
-
-class PayloadStoreError(Exception):
-    """An entry of a :class:`DirectoryPayloadStore` is missing, corrupt or cannot be
-    written; the message names the hash and the file. Readers meet it as the cause of a
-    :class:`~dbos_trio.DBOSPayloadError` (any exception a store raises is wrapped so)."""
 
 
 @runtime_checkable

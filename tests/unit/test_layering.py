@@ -41,6 +41,7 @@ FOUNDATIONS = frozenset(
         "_serialization",
         "_payload_store",
         "_config",
+        "_config_checks",
         "_redact",
         "_registry",
         "_identity",
