@@ -54,8 +54,29 @@ logger = logging.getLogger("dbos_trio.recovery")
 LIVENESS_INTERVALS = 3
 
 
+def stamp_interval(executor: Executor) -> float:
+    """Seconds between this executor's stamps: ``Config.heartbeat_interval``, stretched
+    to the background interval under virtual pacing (dbos_trio.testing), as
+    :func:`heartbeat` stretches it. Every window judging liveness is measured in it, so a
+    paced executor's own rows do not look silent between two of its stamps."""
+    interval = executor.config.heartbeat_interval
+    if executor.background_interval is not None:
+        interval = max(interval, executor.background_interval)
+    return interval
+
+
 def live_window_ms(executor: Executor) -> int:
-    return window_ms(executor.config.heartbeat_interval)
+    return window_ms(stamp_interval(executor))
+
+
+def adoption_window(executor: Executor) -> float | None:
+    """Seconds of silence after which this executor adopts another's rows
+    (``Config.adopt_dead_executors_after``), at least six stamp intervals under virtual
+    pacing, where the stamps are stretched; None: it never adopts."""
+    after = executor.config.adopt_dead_executors_after
+    if after is None or executor.background_interval is None:
+        return after
+    return max(after, 2 * LIVENESS_INTERVALS * stamp_interval(executor))
 
 
 def window_ms(heartbeat_interval: float) -> int:
@@ -139,7 +160,7 @@ async def adopt_silent(
     With ``hearing`` (the heartbeat's), the query doubles as the probe that the database
     answers, and nothing is adopted unless this executor has reached it without a break for
     the whole window (``now`` is the Trio clock's reading)."""
-    after = executor.config.adopt_dead_executors_after
+    after = adoption_window(executor)
     if after is None:
         return {}
     now_ms = executor.clock.now_ms()
@@ -187,14 +208,16 @@ async def heartbeat(
     adopt silent executors' work when configured. A database failure is logged and
     retried at the next interval; cancellation stops it between passes."""
     task_status.started()
-    interval = executor.config.heartbeat_interval
-    if executor.background_interval is not None:
-        # Paced tests (dbos_trio.testing, virtual time): a stamp every few virtual seconds
-        # of a simulated week would cost real seconds of writes, and one process has no
-        # peer to read them, so only an executor configured to adopt stamps, spaced out.
-        if executor.config.adopt_dead_executors_after is None:
-            await trio.sleep_forever()
-        interval = max(interval, executor.background_interval)
+    # Paced tests (dbos_trio.testing, virtual time): a stamp every few virtual seconds of a
+    # simulated week would cost real seconds of writes, and one process has no peer to read
+    # them, so only an executor configured to adopt stamps, spaced out (and judges others
+    # by the stretched interval: stamp_interval, adoption_window).
+    if (
+        executor.background_interval is not None
+        and executor.config.adopt_dead_executors_after is None
+    ):
+        await trio.sleep_forever()
+    interval = stamp_interval(executor)
     hearing = Hearing(interval)
     while True:
         await trio.sleep(interval * random.uniform(0.9, 1.1))
