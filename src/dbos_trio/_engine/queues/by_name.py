@@ -6,8 +6,10 @@ process — except that it belongs to this application and, from a workflow body
 workflow's child: its start is a checkpoint of the parent, written in the same
 transaction as the row, its step id taken at the call. Options left unset fall back to the
 ``SetWorkflowID`` / ``SetWorkflowTimeout`` / ``SetEnqueueOptions`` /
-``SetWorkflowAttributes`` in force, except the application version, which stays unset so
-the latest version runs it (as dbos 3.4 does).
+``SetWorkflowAttributes`` in force (the options' attributes merge over the ambient ones,
+key by key), as dbos 3.4 does; the caller's own application version is never stamped (the
+target may belong to another executor), so unless the options or a ``SetEnqueueOptions``
+name one, the latest version runs it.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def _merged(own: EnqueueOptions, ambient: EnqueueOptions) -> EnqueueOptions:
     return EnqueueOptions(
         deduplication_id=own.deduplication_id or ambient.deduplication_id,
         priority=own.priority if own.priority is not None else ambient.priority,
-        app_version=None,  # never the ambient one: the latest version runs it
+        app_version=None,  # the row's version is the request's (see enqueue_named)
         queue_partition_key=own.queue_partition_key or ambient.queue_partition_key,
         delay_seconds=own.delay_seconds if own.delay_seconds is not None else ambient.delay_seconds,
         duplication_policy=own.duplication_policy or ambient.duplication_policy,
@@ -85,15 +87,20 @@ def enqueue_named(
             f"cannot enqueue workflow {request.workflow_name} from inside a step: enqueue it "
             "from the workflow body"
         )
-    options = _merged(request.placement, enqueue_options())
+    ambient_options = enqueue_options()
+    options = _merged(request.placement, ambient_options)
     check_enqueue(request.queue_name, config, options)
+    if request.app_version is None and ambient_options.app_version is not None:
+        # A SetEnqueueOptions(app_version=...) in force applies here as to any enqueue.
+        request = attrs.evolve(request, app_version=ambient_options.app_version)
     parent = current_workflow.get()
     slot = None if parent is None else checkpoint.reserve_in(parent, request.workflow_name)
     assigned = request.workflow_id or take_assigned_id()
     ambient = start_extras(assigned)
     extras = StartExtras(
         reuse_policy=request.reuse_policy or ambient.reuse_policy,  # type: ignore[arg-type]
-        attributes=request.attributes if request.attributes is not None else ambient.attributes,
+        # Merged, not replaced: the ambient attributes stay, the options' win per key.
+        attributes=attributes_rules.combined(ambient.attributes, request.attributes),
     )
     timeout = start_timeout(executor, parent, queued=True)
     if request.workflow_timeout is not None:
