@@ -827,3 +827,68 @@ async def test_send_bulk_send_to_forks(dbos: DBOS, autojump_clock: MockClock) ->
         before = len(rows)
         await dbos.send_bulk([SendMessage("a", "x", idempotency_key="k")], send_to_forks=True)
         assert len(await query(url, "SELECT destination_uuid FROM {t}notifications")) == before
+
+
+async def test_recovery_appversion(dbos_url: str, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_dbos.py::test_recovery_appversion
+
+    Another executor's PENDING workflow is recovered by an executor running its
+    application version, and not by one whose code (so whose derived version) changed.
+    Upstream calls its private ``_recover_pending_workflows``; here the public
+    ``recover_executor`` of the version the recovering executor runs."""
+    from dbos_trio import Config
+
+    from support.backends import execute
+
+    def app(executor_id: str, *, changed: bool = False) -> tuple[DBOS, object]:
+        # No app_version: it is derived from the registered workflows' source.
+        instance = DBOS(Config(app_name="wf-tests", database_url=dbos_url, executor_id=executor_id))
+        if changed:
+
+            @instance.workflow(name="test_workflow")
+            async def test_workflow(x: int) -> int:
+                return x + 1
+
+        else:
+
+            @instance.workflow(name="test_workflow")
+            async def test_workflow(x: int) -> int:
+                return x
+
+        return instance, test_workflow
+
+    async def back_to_pending() -> None:
+        # As if "testexecutor" died while running it (and long enough ago to be judged).
+        await execute(
+            dbos_url,
+            "UPDATE {t}workflow_status SET status = 'PENDING', executor_id = 'testexecutor', "
+            "updated_at = 0, output = NULL WHERE workflow_uuid = %s",
+            "wf",
+        )
+
+    first, workflow = app("testexecutor")
+    async with first.launched():
+        with SetWorkflowID("wf"):
+            assert await workflow(5) == 5  # type: ignore[operator]
+        original_version = first.app_version
+    await back_to_pending()
+
+    second, _ = app("testexecutor_another")
+    async with second.launched():
+        assert second.app_version == original_version  # the same code, the same version
+        moved = await second.recover_executor("testexecutor", application_version=original_version)
+        assert moved == ["wf"]
+        assert await (await second.retrieve_workflow("wf")).get_result() == 5
+    await back_to_pending()
+
+    third, _ = app("testexecutor_another", changed=True)
+    async with third.launched():
+        assert third.app_version != original_version
+        assert (
+            await third.recover_executor("testexecutor", application_version=third.app_version)
+            == []
+        )
+        await trio.sleep(5)
+        status = await third.get_workflow_status("wf")
+        assert status is not None and status.status == "PENDING"
+        assert status.app_version == original_version
