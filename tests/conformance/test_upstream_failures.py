@@ -10,6 +10,7 @@ import pickle
 
 import pytest
 import trio
+import trio.lowlevel
 from trio.testing import MockClock
 
 from dbos_trio import (
@@ -509,3 +510,158 @@ async def test_step_timeout_preserves_step_outcomes(dbos: DBOS, autojump_clock: 
         assert entry.output is None and isinstance(entry.error, ValueError)
         with SetWorkflowID("stubborn"), pytest.raises(DBOSStepTimeoutError):
             await stubborn_workflow()
+
+
+async def test_step_should_retry_async_validator(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_failures.py::test_step_should_retry_async_validator"""
+    max_attempts = 4
+    calls = {"fatal": 0, "retry": 0, "run_step": 0}
+
+    async def is_retryable(error: BaseException) -> bool:
+        await trio.lowlevel.checkpoint()  # really async
+        return not isinstance(error, FatalError)
+
+    async def always_retry(error: BaseException) -> bool:
+        return True
+
+    @dbos.step(
+        retries_allowed=True,
+        interval_seconds=0,
+        max_attempts=max_attempts,
+        should_retry=is_retryable,
+    )
+    async def fatal_step() -> None:
+        calls["fatal"] += 1
+        raise FatalError("no retry")
+
+    @dbos.step(
+        retries_allowed=True,
+        interval_seconds=0,
+        max_attempts=max_attempts,
+        should_retry=always_retry,
+    )
+    async def retry_step() -> None:
+        calls["retry"] += 1
+        raise RetryableError("retry")
+
+    async def run_step_fatal() -> None:
+        calls["run_step"] += 1
+        raise FatalError("no retry run_step")
+
+    @dbos.workflow()
+    async def fatal_workflow() -> None:
+        await fatal_step()
+
+    @dbos.workflow()
+    async def retry_workflow() -> None:
+        await retry_step()
+
+    @dbos.workflow()
+    async def run_step_workflow() -> None:
+        await dbos.run_step(
+            run_step_fatal,
+            retries_allowed=True,
+            max_attempts=max_attempts,
+            interval_seconds=0,
+            should_retry=is_retryable,
+        )
+
+    async with dbos.launched():
+        # The async validator is awaited: its False stops the retries at once.
+        with pytest.raises(FatalError, match="no retry"):
+            await fatal_workflow()
+        assert calls["fatal"] == 1
+        # Its True still runs out the attempts.
+        with pytest.raises(DBOSMaxStepRetriesExceeded):
+            await retry_workflow()
+        assert calls["retry"] == max_attempts
+        with pytest.raises(FatalError, match="no retry run_step"):
+            await run_step_workflow()
+        assert calls["run_step"] == 1
+
+
+async def test_step_should_retry_sync_step_async_validator_rejected(
+    dbos: DBOS, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_failures.py::test_step_should_retry_sync_step_async_validator_rejected
+
+    Deliberately different (DEVIATIONS.md, docs/how-to/migrating.md): dbos 3.4 refuses an
+    async ``should_retry`` for a plain ``def`` step, whose retries it runs in a thread;
+    dbos_trio runs every step's retries in the workflow's Trio task, so the validator is
+    awaited for a ``def`` step as for an ``async def`` one."""
+    calls = {"step": 0, "run_step": 0}
+
+    async def is_retryable(error: BaseException) -> bool:
+        await trio.lowlevel.checkpoint()
+        return not isinstance(error, FatalError)
+
+    @dbos.step(retries_allowed=True, interval_seconds=0, max_attempts=3, should_retry=is_retryable)
+    def plain_step(fatal: bool) -> None:
+        calls["step"] += 1
+        raise FatalError("boom") if fatal else RetryableError("boom")
+
+    def plain_run_step() -> None:
+        calls["run_step"] += 1
+        raise FatalError("boom")
+
+    @dbos.workflow()
+    async def step_workflow(fatal: bool) -> None:
+        await plain_step(fatal)
+
+    @dbos.workflow()
+    async def run_step_workflow() -> None:
+        await dbos.run_step(
+            plain_run_step,
+            retries_allowed=True,
+            max_attempts=3,
+            interval_seconds=0,
+            should_retry=is_retryable,
+        )
+
+    async with dbos.launched():
+        with pytest.raises(FatalError, match="boom"):
+            await step_workflow(True)
+        assert calls["step"] == 1
+        with pytest.raises(DBOSMaxStepRetriesExceeded):
+            await step_workflow(False)
+        assert calls["step"] == 1 + 3
+        with pytest.raises(FatalError, match="boom"):
+            await run_step_workflow()
+        assert calls["run_step"] == 1
+
+
+async def test_recovery_during_retries(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_failures.py::test_recovery_during_retries
+
+    Upstream recovers the workflow while its first execution is still in its step's last
+    attempt (two executions, both finishing). An execution of dbos_trio that is running
+    is never recovered under it (its rows are live), so here the executor stops during
+    that attempt and the next launch recovers it: the step's retries start over and the
+    workflow completes."""
+    max_attempts = 3
+    calls = {"n": 0}
+    reached = trio.Event()
+
+    @dbos.step(retries_allowed=True, interval_seconds=0, max_attempts=max_attempts)
+    async def failing_step() -> None:
+        calls["n"] += 1
+        if calls["n"] < max_attempts:
+            raise RetryableError("fail")
+        if calls["n"] == max_attempts:
+            reached.set()
+            await trio.sleep_forever()  # the executor stops here
+
+    @dbos.workflow()
+    async def failing_workflow() -> None:
+        await failing_step()
+
+    async with dbos.launched():
+        with SetWorkflowID("retrying"):
+            await dbos.start_workflow(failing_workflow)
+        await reached.wait()
+    async with dbos.launched():
+        handle = await dbos.retrieve_workflow("retrying")
+        assert await handle.get_result() is None
+        status = await handle.get_status()
+        assert status.status == "SUCCESS" and status.recovery_attempts == 2
+    assert calls["n"] == max_attempts + 1

@@ -18,7 +18,7 @@ from dbos_trio._engine.observability.failures import WorkflowFailure
 from dbos_trio._engine.queues.stored import OnConflict, check_on_conflict
 from dbos_trio._engine.workflows import children
 from dbos_trio._engine.workflows.pausing import OnExhausted, check_on_exhausted
-from dbos_trio._engine.workflows.step import StepOptions, run_step
+from dbos_trio._engine.workflows.step import ShouldRetry, StepOptions, run_step
 from dbos_trio._queue import Queue
 from dbos_trio._registry import WORKFLOW_ATTRIBUTE, RegisteredWorkflow
 from dbos_trio.errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
@@ -103,7 +103,7 @@ class Registration(DBOSBase):
         max_attempts: int = 3,
         interval_seconds: float = 1.0,
         backoff_rate: float = 2.0,
-        should_retry: Callable[[BaseException], bool] | None = None,
+        should_retry: ShouldRetry | None = None,
         timeout_seconds: float | None = None,
         max_interval_seconds: float = MAX_RETRY_INTERVAL_SECONDS,
         asyncio: bool = False,
@@ -116,7 +116,9 @@ class Registration(DBOSBase):
         Outside a workflow, and inside another step, it is a plain call. With
         ``retries_allowed`` a failed attempt is logged at INFO with its number and retried
         after ``interval_seconds * backoff_rate ** attempt``, at most
-        ``max_interval_seconds``.
+        ``max_interval_seconds``, unless ``should_retry(error)`` (a plain or an ``async
+        def`` function, for ``def`` and ``async def`` steps alike) says False: then the
+        error is the step's at once.
 
         ``asyncio=True`` runs an asyncio-flavoured ``async def`` (aiohttp, ...) on a
         trio-asyncio loop, cancellation mapped both ways (see :mod:`dbos_trio.aio`); it

@@ -18,7 +18,7 @@ import trio
 from dbos_trio._core import validate
 from dbos_trio._core.retry import MAX_RETRY_INTERVAL_SECONDS, RetryPolicy
 from dbos_trio._dbos.base import DBOSBase
-from dbos_trio._engine.workflows.step import StepOptions, run_step
+from dbos_trio._engine.workflows.step import ShouldRetry, StepOptions, run_step
 from dbos_trio._engine.workflows.step_status import StepStatus, current_step_status
 from dbos_trio.errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
 
@@ -61,7 +61,7 @@ class Steps(DBOSBase):
         interval_seconds: float = 1.0,
         backoff_rate: float = 2.0,
         max_interval_seconds: float = MAX_RETRY_INTERVAL_SECONDS,
-        should_retry: Callable[[BaseException], bool] | None = None,
+        should_retry: ShouldRetry | None = None,
         timeout_seconds: float | None = None,
     ) -> Coroutine[Any, Any, Any]:
         """Run ``fn(*args)`` as a checkpointed step named ``name`` (default: its

@@ -17,8 +17,9 @@ Invariants, and why:
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import attrs
@@ -46,12 +47,16 @@ from dbos_trio.errors import (
 
 logger = logging.getLogger("dbos_trio.step")
 
+ShouldRetry = Callable[[BaseException], bool | Awaitable[bool]]
+"""Whether a failed attempt is retried: a plain function, or an ``async def`` one."""
+
 
 @attrs.frozen
 class StepOptions:
     name: str
     retry: RetryPolicy
-    should_retry: Callable[[BaseException], bool] | None
+    # A plain or an async predicate (awaited, whether the step is async def or def).
+    should_retry: ShouldRetry | None
     timeout_seconds: float | None
     # "pause": when the last attempt fails, pause the workflow instead of recording the
     # error (see workflows/pausing.py).
@@ -105,7 +110,9 @@ async def _with_retries(
             if is_control(error):
                 raise
             errors.append(error)
-            if options.should_retry is not None and not options.should_retry(error):
+            if options.should_retry is not None and not await _retry_wanted(
+                options.should_retry, error
+            ):
                 raise
             if attempt + 1 < policy.attempts:
                 if observer is not None:
@@ -129,6 +136,15 @@ async def _with_retries(
     if _pauses(options, last):
         raise StepExhausted(options.name, last, exceeded) from last
     raise exceeded
+
+
+async def _retry_wanted(should_retry: ShouldRetry, error: BaseException) -> bool:
+    """The predicate's verdict on ``error``, awaited if it is ``async def`` (it runs in
+    the step's Trio task between attempts, so it may await for any step)."""
+    verdict = should_retry(error)
+    if inspect.isawaitable(verdict):
+        verdict = await verdict
+    return bool(verdict)
 
 
 def _pauses(options: StepOptions, error: BaseException) -> bool:
