@@ -352,3 +352,59 @@ async def test_client_retrieve_wf_done(
         done = await client.retrieve_workflow("wf")
         assert (await done.get_status()).status == "SUCCESS"
         assert await done.get_result() == "abc"
+
+
+async def test_client_enqueue_with_otel_context(
+    app: Collateral, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_client.py::test_client_enqueue_with_otel_context
+
+    dbos_trio's client records the current span's context (upstream passes it as the
+    ``otel_context`` option) as the trace carrier, beside the caller's attributes. A real
+    tracer provider: without one there is no valid span context to carry."""
+    from support.otel_support import memory_provider
+
+    provider, _ = memory_provider()
+    tracer = provider.get_tracer("dbos")
+    async with app.dbos.launched(), Client(dbos_url) as client:
+        with tracer.start_as_current_span("caller"):
+            handle = await client.enqueue(
+                enqueue_options(attributes={"customer": "acme"}), 42, "test", JOHN
+            )
+        assert await handle.get_result() == JOHN_RESULT
+        attributes = (
+            await (await client.retrieve_workflow(handle.workflow_id)).get_status()
+        ).attributes
+        assert attributes is not None
+        assert attributes["customer"] == "acme"  # the caller's own survive beside the carrier
+        assert "traceparent" in attributes["dbos.otelContext"]
+
+
+async def test_client_enqueue_without_otel_context(
+    app: Collateral, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_client.py::test_client_enqueue_without_otel_context"""
+    async with app.dbos.launched(), Client(dbos_url) as client:
+        handle = await client.enqueue(
+            enqueue_options(attributes={"customer": "acme"}), 42, "test", JOHN
+        )
+        assert await handle.get_result() == JOHN_RESULT
+        status = await (await client.retrieve_workflow(handle.workflow_id)).get_status()
+        assert status.attributes == {"customer": "acme"}
+
+
+async def test_client_enqueue_otel_context_without_active_span(
+    app: Collateral, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_client.py::test_client_enqueue_otel_context_without_active_span
+
+    OpenTelemetry is in use (imported, a provider made) but no span is current: nothing
+    to propagate, so no carrier is recorded."""
+    from support.otel_support import memory_provider
+
+    memory_provider()
+    async with app.dbos.launched(), Client(dbos_url) as client:
+        handle = await client.enqueue(enqueue_options(), 42, "test", JOHN)
+        assert await handle.get_result() == JOHN_RESULT
+        status = await (await client.retrieve_workflow(handle.workflow_id)).get_status()
+        assert status.attributes is None

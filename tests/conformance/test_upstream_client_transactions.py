@@ -198,3 +198,17 @@ async def test_client_return_existing_rejected_in_transaction(app: DBOS, dbos_ur
                 )
             conn.rollback()
         assert await client.list_workflows() == []
+
+
+async def test_send_in_transaction_pre_commit_invisible(app: DBOS, dbos_url: str) -> None:
+    """upstream: tests/test_client.py::test_send_in_transaction_pre_commit_invisible"""
+    async with app.launched(), Client(dbos_url) as client:
+        handle = await client.enqueue(
+            EnqueueOptions(workflow_name="send_test", queue_name="test_queue", workflow_id="r"),
+            "t",
+        )
+        with psycopg.connect(dbos_url) as conn:
+            await client.send_in_transaction(conn, "r", "hello", "t")
+            assert await notifications_for(dbos_url, "r") == 0  # another connection
+            conn.commit()
+        assert await handle.get_result() == "hello"

@@ -541,3 +541,28 @@ async def test_client_read_stream_offset(
         assert [v async for v in client.read_stream("wf", "s", offset=2)] == [2, 3, 4]
         assert [v async for v in client.read_stream("wf", "s", offset=5)] == []
         assert await client.read_stream_offset("wf", "s", 4) == 4
+
+
+async def test_client_read_stream_from_workflow_is_not_checkpointed(
+    dbos: DBOS, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_streaming.py::test_client_read_stream_from_workflow_is_not_checkpointed"""  # noqa: E501
+    # A client reads as an outside observer, whoever calls it: a read from inside a
+    # workflow records no step.
+    client = Client(dbos_url)
+
+    @dbos.workflow()
+    async def writer() -> None:
+        await dbos.write_stream("s", "v0")
+        await dbos.close_stream("s")
+
+    @dbos.workflow()
+    async def reader(target: str) -> list[Any]:
+        return [value async for value in client.read_stream(target, "s")]
+
+    async with dbos.launched(), client:
+        with SetWorkflowID("wf"):
+            await writer()
+        with SetWorkflowID("reader"):
+            assert await reader("wf") == ["v0"]
+        assert await dbos.list_workflow_steps("reader") == []

@@ -11,8 +11,10 @@ from dbos_trio import (
     DBOS,
     DBOSAwaitedWorkflowCancelledError,
     DBOSNonExistentWorkflowError,
+    SetEnqueueOptions,
     SetWorkflowID,
 )
+from dbos_trio.testing import VIRTUAL_BACKGROUND_INTERVAL
 
 
 async def test_cancel_resume(dbos: DBOS, autojump_clock: MockClock) -> None:
@@ -595,3 +597,113 @@ async def test_garbage_collection_batch_size_validation(
         for bad in (0, -1):
             with pytest.raises(DBOSException):
                 await dbos.garbage_collect(keep_newest=1, batch_size=bad)
+
+
+@pytest.mark.parametrize("batch_size", [3, 5, 20])
+async def test_garbage_collection_batched(
+    dbos: DBOS, autojump_clock: MockClock, batch_size: int
+) -> None:
+    """upstream: tests/test_workflow_management.py::test_garbage_collection_batched
+
+    Batches are counted by ``garbage_collect``'s progress callback (upstream counts DELETE
+    statements on its engine). Upstream also collects the SQLAlchemy application
+    database's transaction outputs; dbos_trio has no application database."""
+    proceed = trio.Event()
+    queue = dbos.register_queue("gc_batched_test_queue")
+
+    @dbos.workflow()
+    async def workflow(value: int) -> int:
+        return value
+
+    @dbos.workflow()
+    async def blocked() -> str | None:
+        await proceed.wait()
+        return dbos.workflow_id
+
+    @dbos.workflow()
+    async def gc_test_workflow() -> None:
+        return None
+
+    async with dbos.launched():
+        handle = await dbos.start_workflow(blocked)
+        for index in range(10):
+            assert await workflow(index) == index
+            await trio.sleep(0.005)  # created_at apart, so batches split deterministically
+        seen: list[int] = []
+        result = await dbos.garbage_collect(
+            completed_before=int(await dbos.now() * 1000),
+            batch_size=batch_size,
+            progress=seen.append,
+        )
+        # Full batches, then the remainder (an empty one when the count divides).
+        assert result.batches == len(seen) == 10 // batch_size + 1
+        assert result.deleted == seen[-1] == 10
+        assert [w.workflow_id for w in await dbos.list_workflows()] == [handle.workflow_id]
+        await dbos.pause_queue("gc_batched_test_queue")  # keeps the next one ENQUEUED
+        await trio.sleep(VIRTUAL_BACKGROUND_INTERVAL + 1)  # the pause's sweep
+        enqueued = await queue.enqueue(gc_test_workflow)
+        await trio.sleep(0.005)
+        with SetEnqueueOptions(delay_seconds=60.0):
+            delayed = await queue.enqueue(gc_test_workflow)
+        proceed.set()
+        assert await handle.get_result() == handle.workflow_id
+        await trio.sleep(0.005)
+        await dbos.garbage_collect(completed_before=int(await dbos.now() * 1000), batch_size=1)
+        remaining = {w.workflow_id for w in await dbos.list_workflows()}
+        assert remaining == {enqueued.workflow_id, delayed.workflow_id}  # never unfinished ones
+        await dbos.cancel_workflow(enqueued.workflow_id)
+        await dbos.cancel_workflow(delayed.workflow_id)
+        await dbos.garbage_collect(keep_newest=1, batch_size=batch_size)
+        await dbos.garbage_collect(keep_newest=1, batch_size=batch_size)
+        assert len(await dbos.list_workflows()) == 1
+
+
+async def test_garbage_collection_batched_rows_threshold(
+    dbos: DBOS, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_workflow_management.py::test_garbage_collection_batched_rows_threshold"""  # noqa: E501
+
+    @dbos.workflow()
+    async def workflow(value: int) -> int:
+        return value
+
+    async with dbos.launched():
+        ids = []
+        for index in range(10):
+            handle = await dbos.start_workflow(workflow, index)
+            assert await handle.get_result() == index
+            ids.append(handle.workflow_id)
+            await trio.sleep(0.005)
+        await dbos.garbage_collect(keep_newest=4, batch_size=3)
+        assert {w.workflow_id for w in await dbos.list_workflows()} == set(ids[-4:])
+
+
+async def test_garbage_collection_batched_resumable(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_management.py::test_garbage_collection_batched_resumable
+
+    The failure is injected after the first batch through the progress callback
+    (upstream fails the second DELETE statement on its engine)."""
+
+    class Injected(Exception):
+        pass
+
+    @dbos.workflow()
+    async def workflow(value: int) -> int:
+        return value
+
+    def fail_after_first_batch(deleted: int) -> None:
+        raise Injected("injected garbage collection failure")
+
+    async with dbos.launched():
+        for index in range(10):
+            assert await workflow(index) == index
+            await trio.sleep(0.005)
+        cutoff = int(await dbos.now() * 1000)
+        with pytest.raises(Injected, match="injected garbage collection failure"):
+            await dbos.garbage_collect(
+                completed_before=cutoff, batch_size=3, progress=fail_after_first_batch
+            )
+        # The first batch committed before the failure and stays deleted.
+        assert len(await dbos.list_workflows()) == 10 - 3
+        await dbos.garbage_collect(completed_before=cutoff, batch_size=3)
+        assert await dbos.list_workflows() == []
