@@ -25,6 +25,6 @@ async def test_a_large_payload_is_shown_as_a_preview_with_its_size(tmp_path: Pat
         trusted = Browserless(await dbos.serve_dashboard(port=0, allow_pickle=True))
         page = (await trusted.get("/workflow?id=" + quote(handle.workflow_id))).text
         small_page = (await trusted.get("/workflow?id=" + quote(small.workflow_id))).text
-    assert "characters stored as py_pickle: only its start is shown" in page
+    assert "bytes stored as py_pickle: only its start is shown" in page
     assert MARKER not in page and len(page) < PREVIEW_THRESHOLD_BYTES
     assert MARKER in small_page  # under the threshold: decoded as before

@@ -53,6 +53,7 @@ PROTOCOL = frozenset(
     for name in (
         "protocol",
         "records",
+        "bounded",
         "errors",
         "wakeups",
         "retry",

@@ -18,7 +18,13 @@ from typing import Any
 from dbos_trio._core import validate
 from dbos_trio._core.filters import normalize_filters, queued
 from dbos_trio._engine.state import Runtime
-from dbos_trio._engine.workflows.status import StepInfo, WorkflowStatus, step_info, workflow_status
+from dbos_trio._engine.workflows.status import (
+    PREVIEW_BOUND,
+    StepInfo,
+    WorkflowStatus,
+    step_info,
+    workflow_status,
+)
 from dbos_trio._ops.reach import Reach
 from dbos_trio._sysdb.records import WorkflowFilters
 from dbos_trio.errors import DBOSNonExistentWorkflowError
@@ -32,13 +38,23 @@ def get_workflow_status(
 
     ``previews`` (for the faces that show values: the CLI, the dashboard): a payload over
     :data:`~dbos_trio._core.previews.PREVIEW_THRESHOLD_BYTES` is not decoded but given as
-    a :class:`~dbos_trio._core.previews.PayloadPreview` (its size and first characters)."""
+    a :class:`~dbos_trio._core.previews.PayloadPreview` (its size and first characters),
+    and is not even read whole: the row is read bounded (:mod:`dbos_trio._sysdb.bounded`),
+    so the database returns only the preview's characters of it."""
     validate.text(workflow_id, "workflow_id")
+    validate.boolean(previews, "previews")
     runtime = reach.runtime("get_workflow_status")
 
     async def read() -> WorkflowStatus | None:
-        row = await runtime.sysdb.get_workflow(workflow_id)
-        return None if row is None else workflow_status(runtime.codec, row, previews=previews)
+        if not previews:
+            row = await runtime.sysdb.get_workflow(workflow_id)
+            return None if row is None else workflow_status(runtime.codec, row)
+        bounded = await runtime.sysdb.get_workflow_bounded(workflow_id, PREVIEW_BOUND)
+        if bounded is None:
+            return None
+        return workflow_status(
+            runtime.codec, bounded.record, previews=True, clipped=bounded.clipped
+        )
 
     return reach.checkpoint("DBOS.getStatus", read)
 
@@ -68,20 +84,33 @@ def list_workflow_steps(
 ) -> Coroutine[Any, Any, list[StepInfo]]:
     """The workflow's recorded steps in step-id order (``limit``/``offset`` page them;
     ``load_output=False`` leaves outputs and errors undecoded, as None; ``previews`` as in
-    :func:`get_workflow_status`). Step name ``DBOS.listWorkflowSteps``."""
+    :func:`get_workflow_status`, the steps read bounded). Step name
+    ``DBOS.listWorkflowSteps``."""
     validate.text(workflow_id, "workflow_id")
     validate.boolean(load_output, "load_output")
     validate.optional_integer(limit, "limit", low=0)
     validate.optional_integer(offset, "offset", low=0)
+    validate.boolean(previews, "previews")
     runtime = reach.runtime("list_workflow_steps")
 
     async def read() -> list[StepInfo]:
-        steps = await runtime.sysdb.list_steps(workflow_id, limit=limit, offset=offset)
+        codec = runtime.codec
+        if not previews:
+            steps = await runtime.sysdb.list_steps(workflow_id, limit=limit, offset=offset)
+            return [step_info(codec, workflow_id, s, load_output=load_output) for s in steps]
+        bounded = await runtime.sysdb.list_steps_bounded(
+            workflow_id, PREVIEW_BOUND, limit=limit, offset=offset
+        )
         return [
             step_info(
-                runtime.codec, workflow_id, step, load_output=load_output, previews=previews
+                codec,
+                workflow_id,
+                b.record,
+                load_output=load_output,
+                previews=True,
+                clipped=b.clipped,
             )
-            for step in steps
+            for b in bounded
         ]
 
     return reach.checkpoint("DBOS.listWorkflowSteps", read)

@@ -10,7 +10,9 @@ Invariant: payloads are decoded by this module's own :class:`Codec`, whose
 ``allow_pickle`` is the operator's choice for the dashboard, not the executor's: an
 executor that trusts its database to unpickle still shows a pickled payload only as
 stored unless the dashboard was started with ``allow_pickle``. A payload that cannot be
-decoded is shown as stored, with the reason, and never fails the page.
+decoded is shown as stored, with the reason, and never fails the page. Rows are read
+bounded (:mod:`dbos_trio._sysdb.bounded`): a payload over the preview threshold comes from
+the database as its first characters and its size only, whoever wrote it.
 """
 
 from __future__ import annotations
@@ -25,19 +27,21 @@ from dbos_trio._config import DEFAULT_HEARTBEAT_INTERVAL
 from dbos_trio._core.filters import normalize_filters
 from dbos_trio._core.human import moment_text, relative_text
 from dbos_trio._core.pickled import read_error
-from dbos_trio._core.previews import preview_of
+from dbos_trio._core.previews import PREVIEW_CHARS, preview_of
 from dbos_trio._core.statuses import ALL_STATUSES, CANCELLABLE_STATUSES
 from dbos_trio._engine.recovery.adoption import window_ms
 from dbos_trio._engine.recovery.doctor import Finding
 from dbos_trio._engine.schedules import definitions as schedules
 from dbos_trio._engine.schedules.definitions import WorkflowSchedule
 from dbos_trio._engine.state import Executor, Runtime
+from dbos_trio._engine.workflows.status import PREVIEW_BOUND
 from dbos_trio._ops import activity, manage
 from dbos_trio._ops import queues as queue_ops
 from dbos_trio._ops import schedules as schedule_ops
 from dbos_trio._ops.activity import Overview
 from dbos_trio._ops.reach import unrecorded
 from dbos_trio._serialization import PICKLE, Codec
+from dbos_trio._sysdb.bounded import Bounded
 from dbos_trio._sysdb.records import (
     ApplicationVersion,
     EventRecord,
@@ -131,9 +135,15 @@ class Source:
 
     # --- decoding ------------------------------------------------------------------
 
-    def show(self, raw: str | None, fmt: str | None, kind: str = "value") -> Shown | None:
+    def show(
+        self, raw: str | None, fmt: str | None, kind: str = "value", clipped: int | None = None
+    ) -> Shown | None:
+        """``raw`` as the page shows it; ``clipped``: a bounded read returned only its start,
+        and this is the whole value's size in bytes."""
         if raw is None:
             return None
+        if clipped is not None:
+            return _start_of(raw[:PREVIEW_CHARS], clipped, fmt)
         ref = self.codec.stored_reference(raw)
         if ref is not None:  # no store to read it from (dbos-trio dashboard --payload-store)
             return Shown(str(ref), False, "start the dashboard with --payload-store to show it")
@@ -143,8 +153,7 @@ class Source:
             return Shown(raw, False, f"not decoded: {unresolved}")
         preview = preview_of(raw, fmt)
         if preview is not None:  # too large to decode for a page (dbos_trio._core.previews)
-            note = f"{preview.size:,} characters stored as {fmt}: only its start is shown"
-            return Shown(preview.head + "...", False, note)
+            return _start_of(preview.head, preview.size, fmt)
         if kind == "error" and fmt == PICKLE:
             # Read from the pickle's opcodes, never unpickled: the type, message, attempts
             # and traceback, whatever the setting and whoever's the class.
@@ -175,42 +184,52 @@ class Source:
         return await self.runtime.sysdb.list_workflows(query)
 
     async def get_workflow(self, workflow_id: str) -> WorkflowRow | None:
-        return await self.runtime.sysdb.get_workflow(workflow_id)
+        """The workflow's row without its payloads (None in them: for its status and
+        names; the page reads them bounded, :meth:`workflow_page`)."""
+        rows = await self.runtime.sysdb.list_workflows(
+            WorkflowFilters(workflow_ids=(workflow_id,), load_input=False, load_output=False)
+        )
+        return rows[0] if rows else None
 
     async def workflow_page(self, workflow_id: str) -> WorkflowPage | None:
         sysdb = self.runtime.sysdb
-        row = await sysdb.get_workflow(workflow_id)
-        if row is None:
+        bounded = await sysdb.get_workflow_bounded(workflow_id, PREVIEW_BOUND)
+        if bounded is None:
             return None
+        row, clipped = bounded.record, bounded.clipped
         fmt = row.serialization
         steps = [
-            (
-                step,
-                self._step_output(step),
-                None if step.error is None else self.show(step.error, step.serialization, "error"),
+            (b.record, self._step_output(b), self._step_error(b))
+            for b in await sysdb.list_steps_bounded(
+                workflow_id, PREVIEW_BOUND, limit=STEP_LIMIT + 1
             )
-            for step in await sysdb.list_steps(workflow_id, limit=STEP_LIMIT + 1)
         ]
         children = await self.list_workflows(
             {"parent_workflow_id": workflow_id, "limit": CHILD_LIMIT}
         )
         events = [
-            (e, self.show(e.value, e.serialization) or Shown("", True))
-            for e in await sysdb.list_events(workflow_id, EVENT_LIMIT + 1)
+            (b.record, self._shown_value(b, b.record.value, b.record.serialization, "value"))
+            for b in await sysdb.list_events_bounded(workflow_id, EVENT_LIMIT + 1, PREVIEW_BOUND)
         ]
         messages = [
-            (m, self.show(m.message, m.serialization) or Shown("", True))
-            for m in await sysdb.list_messages(workflow_id, MESSAGE_LIMIT)
+            (b.record, self._shown_value(b, b.record.message, b.record.serialization, "message"))
+            for b in await sysdb.list_messages_bounded(workflow_id, MESSAGE_LIMIT, PREVIEW_BOUND)
         ]
         streams = [
-            (s, self.show(s.value, s.serialization) or Shown("", True))
-            for s in await sysdb.list_stream_entries(workflow_id, STREAM_LIMIT)
+            (b.record, self._shown_value(b, b.record.value, b.record.serialization, "value"))
+            for b in await sysdb.list_stream_entries_bounded(
+                workflow_id, STREAM_LIMIT, PREVIEW_BOUND
+            )
         ]
         return WorkflowPage(
             row=row,
-            inputs=self.show(row.inputs, fmt, "inputs"),
-            output=self.show(row.output, fmt),
-            error=None if row.error is None else self.show(row.error, fmt, "error"),
+            inputs=self.show(row.inputs, fmt, "inputs", clipped.get("inputs")),
+            output=self.show(row.output, fmt, clipped=clipped.get("output")),
+            error=(
+                None
+                if row.error is None
+                else self.show(row.error, fmt, "error", clipped.get("error"))
+            ),
             steps=steps[:STEP_LIMIT],
             children=children,
             events=events[:EVENT_LIMIT],
@@ -220,8 +239,18 @@ class Source:
             streams=streams,
         )
 
-    def _step_output(self, step: RecordedStep) -> Shown | None:
-        shown = self.show(step.output, step.serialization)
+    def _shown_value(self, bounded: Bounded[Any], raw: str, fmt: str | None, field: str) -> Shown:
+        return self.show(raw, fmt, clipped=bounded.clipped.get(field)) or Shown("", True)
+
+    def _step_error(self, bounded: Bounded[RecordedStep]) -> Shown | None:
+        step = bounded.record
+        if step.error is None:
+            return None
+        return self.show(step.error, step.serialization, "error", bounded.clipped.get("error"))
+
+    def _step_output(self, bounded: Bounded[RecordedStep]) -> Shown | None:
+        step = bounded.record
+        shown = self.show(step.output, step.serialization, clipped=bounded.clipped.get("output"))
         if step.function_name != SLEEP_STEP or shown is None or not shown.decoded:
             return shown
         try:
@@ -241,12 +270,14 @@ class Source:
         failed = tuple(r.workflow_id for r in rows if r.status in FAILED)
         if not failed:
             return {}
-        loaded = await self.runtime.sysdb.list_workflows(
-            WorkflowFilters(workflow_ids=failed, load_input=False, load_output=True)
+        loaded = await self.runtime.sysdb.list_workflows_bounded(
+            WorkflowFilters(workflow_ids=failed, load_input=False, load_output=True),
+            PREVIEW_BOUND,
         )
         summaries = {}
-        for row in loaded:
-            shown = self.show(row.error, row.serialization, "error")
+        for bounded in loaded:
+            row = bounded.record
+            shown = self.show(row.error, row.serialization, "error", bounded.clipped.get("error"))
             if shown is not None and shown.decoded and shown.text:
                 summaries[row.workflow_id] = shown.text.splitlines()[0]  # its summary line
             elif shown is not None:
@@ -356,8 +387,13 @@ class Source:
         # What cancel and resume act on (everything but an outcome), read just before: the
         # page reports what the click did, and a workflow finishing in between is a race
         # the operator sees on the next page anyway.
-        row = await self.runtime.sysdb.get_workflow(workflow_id)
+        row = await self.get_workflow(workflow_id)
         return row is not None and row.status in CANCELLABLE_STATUSES
 
 
 STATUSES = sorted(ALL_STATUSES)
+
+
+def _start_of(head: str, size: int, fmt: str | None) -> Shown:
+    """A payload too large to decode for a page (dbos_trio._core.previews): its start."""
+    return Shown(head + "...", False, f"{size:,} bytes stored as {fmt}: only its start is shown")

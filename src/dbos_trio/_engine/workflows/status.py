@@ -9,15 +9,27 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from dbos_trio._core.previews import preview_of
+from dbos_trio._core.previews import (
+    PREVIEW_CHARS,
+    PREVIEW_THRESHOLD_BYTES,
+    clipped_preview,
+    preview_of,
+)
 from dbos_trio._serialization import Codec
+from dbos_trio._sysdb.bounded import PayloadBound
 from dbos_trio._sysdb.records import RecordedStep, WorkflowRow
 
 logger = logging.getLogger("dbos_trio")
+
+# What the faces read rows with (the bounded reads of dbos_trio._sysdb.bounded): a payload
+# they would preview anyway comes as no more than the preview's characters.
+PREVIEW_BOUND = PayloadBound(whole_up_to=PREVIEW_THRESHOLD_BYTES, head_chars=PREVIEW_CHARS)
+NOT_CLIPPED: Mapping[str, int] = {}
 
 
 @attrs.frozen(kw_only=True)
@@ -90,10 +102,13 @@ class StepInfo:
     completed_at_epoch_ms: int | None
 
 
-def _preview(codec: Codec, raw: str | None, fmt: str | None) -> Any:
-    """What a face shows instead of decoding ``raw``, or None to decode it: a payload store
-    reference this process cannot resolve (its hash and size), or a preview of the stored
-    text (resolved from the store first) when it is too large to show whole."""
+def _preview(codec: Codec, raw: str | None, fmt: str | None, clipped: int | None = None) -> Any:
+    """What a face shows instead of decoding ``raw``, or None to decode it: the preview of
+    a payload a bounded read clipped (``clipped``: its size), a payload store reference
+    this process cannot resolve (its hash and size), or a preview of the stored text
+    (resolved from the store first) when it is too large to show whole."""
+    if raw is not None and clipped is not None:
+        return clipped_preview(raw, clipped, fmt)
     ref = codec.stored_reference(raw)
     if ref is not None:
         return ref
@@ -119,14 +134,24 @@ def _safely(what: str, workflow_id: str, decode: Any, raw: str | None, preview: 
         return raw
 
 
-def workflow_status(codec: Codec, row: WorkflowRow, *, previews: bool = False) -> WorkflowStatus:
+def workflow_status(
+    codec: Codec,
+    row: WorkflowRow,
+    *,
+    previews: bool = False,
+    clipped: Mapping[str, int] = NOT_CLIPPED,
+) -> WorkflowStatus:
     """``row`` as a :class:`WorkflowStatus`, its payloads decoded; with ``previews`` (the
     CLI, the dashboard) a payload over the preview threshold is a
-    :class:`~dbos_trio._core.previews.PayloadPreview` instead."""
+    :class:`~dbos_trio._core.previews.PayloadPreview` instead. ``clipped`` (from a bounded
+    read, :class:`~dbos_trio._sysdb.bounded.Bounded`) names the payload fields that hold
+    only their start, with their sizes: those are previews whatever ``previews`` says."""
     fmt = row.serialization
 
-    def shown(raw: str | None) -> Any:
-        return _preview(codec, raw, fmt) if previews else None
+    def shown(field: str, raw: str | None) -> Any:
+        if field in clipped or previews:
+            return _preview(codec, raw, fmt, clipped.get(field))
+        return None
 
     def decode_inputs() -> dict[str, Any]:
         args, kwargs = codec.decode_inputs(row.inputs, fmt)
@@ -147,20 +172,22 @@ def workflow_status(codec: Codec, row: WorkflowRow, *, previews: bool = False) -
         authenticated_user=row.authenticated_user,
         assumed_role=row.assumed_role,
         authenticated_roles=roles,
-        input=_safely("input", row.workflow_id, decode_inputs, row.inputs, shown(row.inputs)),
+        input=_safely(
+            "input", row.workflow_id, decode_inputs, row.inputs, shown("inputs", row.inputs)
+        ),
         output=_safely(
             "output",
             row.workflow_id,
             lambda: codec.decode(row.output, fmt),
             row.output,
-            shown(row.output),
+            shown("output", row.output),
         ),
         error=_safely(
             "error",
             row.workflow_id,
             lambda: codec.decode_error(row.error or "", fmt),
             row.error,
-            shown(row.error),
+            shown("error", row.error),
         ),
         created_at=row.created_at,
         updated_at=row.updated_at,
@@ -205,24 +232,32 @@ def step_info(
     *,
     load_output: bool = True,
     previews: bool = False,
+    clipped: Mapping[str, int] = NOT_CLIPPED,
 ) -> StepInfo:
-    """``step`` as a :class:`StepInfo` (``previews`` as in :func:`workflow_status`)."""
+    """``step`` as a :class:`StepInfo` (``previews`` and ``clipped`` as in
+    :func:`workflow_status`)."""
     fmt = step.serialization
     output = error = None
+
+    def shown(field: str, raw: str | None) -> Any:
+        if field in clipped or previews:
+            return _preview(codec, raw, fmt, clipped.get(field))
+        return None
+
     if load_output:
         output = _safely(
             "step output",
             workflow_id,
             lambda: codec.decode(step.output, fmt),
             step.output,
-            _preview(codec, step.output, fmt) if previews else None,
+            shown("output", step.output),
         )
         error = _safely(
             "step error",
             workflow_id,
             lambda: codec.decode_error(step.error or "", fmt),
             step.error,
-            _preview(codec, step.error, fmt) if previews else None,
+            shown("error", step.error),
         )
     return StepInfo(
         function_id=step.function_id,

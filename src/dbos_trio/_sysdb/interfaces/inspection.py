@@ -1,13 +1,17 @@
 """Reading workflows for listing and introspection: rows, steps, children, forks, and the
 dashboard's views of events, messages, streams, executors and queues.
 
-Invariant: read-only; nothing here takes a lock or writes.
+Invariant: read-only; nothing here takes a lock or writes. The ``*_bounded`` reads are
+for the faces that show values to a person: a payload over their
+:class:`~dbos_trio._sysdb.bounded.PayloadBound` comes as its first characters and its size
+(:class:`~dbos_trio._sysdb.bounded.Bounded`), never whole.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
+from dbos_trio._sysdb.bounded import Bounded, PayloadBound
 from dbos_trio._sysdb.records import (
     EventRecord,
     ExecutorSummary,
@@ -60,3 +64,40 @@ class InspectionStore(Protocol):
 
     async def queue_depths(self) -> list[QueueDepth]:
         """Counts of the ENQUEUED, PENDING and DELAYED workflows of every queue."""
+
+    # --- bounded, for the faces that show values (the CLI, the dashboard) ------------
+
+    async def get_workflow_bounded(
+        self, workflow_id: str, bound: PayloadBound
+    ) -> Bounded[WorkflowRow] | None:
+        """:meth:`get_workflow`, its inputs, output and error bounded."""
+
+    async def list_workflows_bounded(
+        self, filters: WorkflowFilters, bound: PayloadBound
+    ) -> list[Bounded[WorkflowRow]]:
+        """:meth:`list_workflows`, the payloads it loads bounded."""
+
+    async def list_steps_bounded(
+        self,
+        workflow_id: str,
+        bound: PayloadBound,
+        *,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> list[Bounded[RecordedStep]]:
+        """:meth:`list_steps`, outputs and errors bounded (paged by the statement)."""
+
+    async def list_events_bounded(
+        self, workflow_id: str, limit: int, bound: PayloadBound
+    ) -> list[Bounded[EventRecord]]:
+        """:meth:`list_events`, values bounded."""
+
+    async def list_messages_bounded(
+        self, workflow_id: str, limit: int, bound: PayloadBound
+    ) -> list[Bounded[MessageRecord]]:
+        """:meth:`list_messages`, messages bounded."""
+
+    async def list_stream_entries_bounded(
+        self, workflow_id: str, limit: int, bound: PayloadBound
+    ) -> list[Bounded[StreamEntry]]:
+        """:meth:`list_stream_entries`, values bounded."""

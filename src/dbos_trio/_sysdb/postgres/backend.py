@@ -104,6 +104,7 @@ def _values(schema: str) -> dict[str, Value]:
         "schema": quote_identifier(schema).replace("%", "%%"),
         "now_ms": "(EXTRACT(epoch FROM now()) * 1000)::bigint",
         "in": lambda parameter: f"= ANY(%({parameter})s)",
+        "octets": lambda column: f"octet_length({column})",  # read from the TOAST header
         **new_workflow_placeholders("%({})s", {"attributes": "::jsonb"}),
         "new_workflow_record": new_workflow_record(NEW_WORKFLOW_PARAMETER_TYPES),
         "new_workflow_batch_values": new_workflow_batch_values({"attributes": "::jsonb"}),
@@ -440,6 +441,7 @@ class PostgresListing:
     """PostgreSQL's spelling of the listing query's dialect-specific parts."""
 
     placeholder = "%s"
+    byte_length = "octet_length({})"
 
     def __init__(self, quoted_schema: str) -> None:
         self.table_prefix = quoted_schema + "."

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from dbos_trio._sysdb.bounded import Bounded, PayloadBound, clipped_fields
 from dbos_trio._sysdb.records import WorkflowFilters, WorkflowRow
 
 WORKFLOW_FIELDS = [
@@ -49,6 +50,8 @@ WORKFLOW_FIELDS = [
     "attributes",
 ]
 _WAS_FORKED_FROM = WORKFLOW_FIELDS.index("was_forked_from")
+# The payload fields of a listed row; a bounded listing appends their sizes, in this order.
+PAYLOAD_FIELDS = ("inputs", "output", "error")
 
 _COLUMNS = (
     "ws.workflow_uuid, ws.status, ws.name, ws.class_name, ws.config_name, "
@@ -88,6 +91,7 @@ class ListingDialect(Protocol):
 
     placeholder: str
     table_prefix: str  # the (quoted) schema and a dot, or nothing
+    byte_length: str  # the size in bytes of the expression formatted into it ({})
 
     def member_of(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]: ...
 
@@ -101,9 +105,16 @@ class ListingDialect(Protocol):
         """Rows whose attributes (a JSON object) contain the JSON object ``attributes``."""
 
 
-def list_workflows_query(f: WorkflowFilters, dialect: ListingDialect) -> tuple[str, list[Any]]:
+def list_workflows_query(
+    f: WorkflowFilters, dialect: ListingDialect, payload_bound: PayloadBound | None = None
+) -> tuple[str, list[Any]]:
     """The listing query for ``f``: one WHERE clause per set filter, values as parameters,
-    newest or oldest first by creation time (then id, for a total order)."""
+    newest or oldest first by creation time (then id, for a total order).
+
+    With ``payload_bound`` (the faces' previews, :mod:`dbos_trio._sysdb.bounded`), each
+    loaded payload over its ``whole_up_to`` bytes is selected as its first ``head_chars``
+    characters, and the row ends with the payloads' sizes in bytes (``PAYLOAD_FIELDS``
+    order), so no payload over the bound is transferred whole."""
     conditions: list[str] = []
     params: list[Any] = []
     p = dialect.placeholder
@@ -160,11 +171,15 @@ def list_workflows_query(f: WorkflowFilters, dialect: ListingDialect) -> tuple[s
         add(condition, *condition_params)
     if f.has_parent is not None:
         add(f"ws.parent_workflow_id IS {'NOT ' if f.has_parent else ''}NULL")
-    columns = _COLUMNS.format(
-        inputs="COALESCE(wi.inputs, ws.inputs)" if f.load_input else "NULL",
-        output="COALESCE(wo.output, ws.output)" if f.load_output else "NULL",
-        error="COALESCE(wo.error, ws.error)" if f.load_output else "NULL",
-    )
+    payloads_of = {
+        "inputs": "COALESCE(wi.inputs, ws.inputs)" if f.load_input else "NULL",
+        "output": "COALESCE(wo.output, ws.output)" if f.load_output else "NULL",
+        "error": "COALESCE(wo.error, ws.error)" if f.load_output else "NULL",
+    }
+    if payload_bound is None:
+        columns = _COLUMNS.format(**payloads_of)
+    else:
+        columns = _bounded_columns(payloads_of, dialect, payload_bound)
     t = dialect.table_prefix
     where = " WHERE " + " AND ".join(conditions) if conditions else ""
     order = "DESC" if f.sort_desc else "ASC"
@@ -193,3 +208,32 @@ def list_workflows_query(f: WorkflowFilters, dialect: ListingDialect) -> tuple[s
         f"{payloads}{ordering}"
     )
     return query, params + paging_params
+
+
+def _bounded_columns(
+    payloads_of: dict[str, str], dialect: ListingDialect, bound: PayloadBound
+) -> str:
+    # The bound's numbers are written into the text (ints, checked by PayloadBound), not
+    # passed as parameters: every parameter of this query follows its WHERE clause.
+    whole, head = int(bound.whole_up_to), int(bound.head_chars)
+    shown: dict[str, str] = {}
+    sizes: list[str] = []
+    for field in PAYLOAD_FIELDS:
+        expression = payloads_of[field]
+        if expression == "NULL":
+            shown[field], size = "NULL", "NULL"
+        else:
+            size = dialect.byte_length.format(expression)
+            shown[field] = (
+                f"CASE WHEN {size} <= {whole} THEN {expression} "
+                f"ELSE substr({expression}, 1, {head}) END"
+            )
+        sizes.append(size)
+    return _COLUMNS.format(**shown) + ", " + ", ".join(sizes)
+
+
+def bounded_workflow_row(row: Sequence[Any], bound: PayloadBound) -> Bounded[WorkflowRow]:
+    """A row of a bounded listing (:func:`list_workflows_query` with ``bound``)."""
+    count = len(WORKFLOW_FIELDS)
+    sizes = dict(zip(PAYLOAD_FIELDS, row[count:], strict=True))
+    return Bounded(workflow_row(row[:count]), clipped_fields(sizes, bound))

@@ -69,6 +69,8 @@ SQLITE_VALUES: dict[str, Value] = {
     "schema": "main",
     "now_ms": "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
     "in": lambda parameter: f"IN (SELECT value FROM json_each(:{parameter}))",
+    # Bytes, as PostgreSQL's octet_length (length() of TEXT counts characters).
+    "octets": lambda column: f"length(CAST({column} AS BLOB))",
     **new_workflow_placeholders(":{}"),
 }
 """What the placeholders of portable statements stand for on SQLite."""

@@ -23,6 +23,7 @@ from dbos_trio._sysdb.sql.listing import prefix_successor
 class SQLiteListing:
     placeholder = "?"
     table_prefix = ""
+    byte_length = "length(CAST({} AS BLOB))"  # bytes (length() of TEXT counts characters)
 
     def member_of(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
         return f"{column} IN (SELECT value FROM json_each(?))", [json.dumps(list(values))]
