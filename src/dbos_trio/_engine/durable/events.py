@@ -92,7 +92,7 @@ async def _get_event(
         return checkpoint.replay_value(executor, recorded)
 
     async def durable_deadline() -> float:
-        return await durable_wake_time(slot.following(SLEEP), timeout_seconds)
+        return await durable_wake_time(slot.following(SLEEP), timeout_seconds, projected=False)
 
     started = executor.clock.now_ms()
     with checkpoint.control_latch(slot.ctx):

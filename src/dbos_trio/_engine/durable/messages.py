@@ -164,7 +164,7 @@ async def _recv(slot: Slot, topic: str | None, timeout_seconds: float) -> Any:
         found = await sysdb.consume_message(caller, topic_value, clock.now_ms())
         if found is not None:
             return decode_payload(executor, found)
-        wake = await durable_wake_time(slot.following(SLEEP), timeout_seconds)
+        wake = await durable_wake_time(slot.following(SLEEP), timeout_seconds, projected=False)
         while (remaining := wake - clock.now()) > 0:
             woken = await wakeup.wait(min(remaining, sysdb.recheck_interval))
             if woken or await sysdb.has_message(slot.ctx.workflow_id, topic_value):

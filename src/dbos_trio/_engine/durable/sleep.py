@@ -46,9 +46,14 @@ def check_seconds(seconds: float, what: str) -> None:
         raise DBOSInvalidArgumentError(f"{what} needs a number of seconds, not {seconds!r}")
 
 
-async def durable_wake_time(slot: Slot, seconds: float) -> float:
+async def durable_wake_time(slot: Slot, seconds: float, *, projected: bool = True) -> float:
     """The wake-up time checkpointed at ``slot`` (a ``DBOS.sleep``): recorded now, or read
-    back from an earlier execution."""
+    back from an earlier execution.
+
+    ``projected``: the row's completion time is the wake time, so its duration is the
+    sleep's (a durable sleep). A timeout its caller may abandon early (``recv``,
+    ``get_event``) passes False and records an instant registration, as dbos 3.4 does.
+    """
     await slot.placed()
     executor = slot.executor
     recorded = slot.recorded()
@@ -61,7 +66,7 @@ async def durable_wake_time(slot: Slot, seconds: float) -> float:
         started_at_ms=started,
         output=executor.codec.encode(wake, PORTABLE_JSON),
         serialization=PORTABLE_JSON,
-        completed_at_ms=int(wake * 1000),
+        completed_at_ms=int(wake * 1000) if projected else started,
     )
     return wake
 
