@@ -80,12 +80,17 @@ async def _call(
         recorded = result_slot.recorded()
         if recorded is not None:
             return checkpoint.replay_value(executor, recorded)
+    # The getResult checkpoint spans the whole call (the child's run included), as in
+    # dbos 3.4: its start is taken before the child's.
+    began = executor.clock.now_ms()
     started = await start(
         executor, registered, args, kwargs, slot=start_slot, workflow_id=workflow_id, extras=extras
     )
     if started.plan is None:
         if result_slot is not None:
-            return await get_result_in_workflow(result_slot, started.workflow_id, started.init)
+            return await get_result_in_workflow(
+                result_slot, started.workflow_id, started.init, started_at_ms=began
+            )
         outcome = await _outcome_from_init(executor, started.workflow_id, started.init)
         return raise_or_return(executor, started.workflow_id, outcome)
     execution = executor.begin_local(started.workflow_id, started.plan.owner_xid)
@@ -95,10 +100,10 @@ async def _call(
         if result_slot is not None and _cancelled_around(executor, result_slot, execution, error):
             await _hand_off(executor, started.plan)
         if result_slot is not None and _is_outcome(error):
-            await _record_child_result(result_slot, started.workflow_id, execution.outcome)
+            await _record_child_result(result_slot, started.workflow_id, execution.outcome, began)
         raise
     if result_slot is not None:
-        await _record_child_result(result_slot, started.workflow_id, execution.outcome)
+        await _record_child_result(result_slot, started.workflow_id, execution.outcome, began)
     return value
 
 
@@ -152,17 +157,22 @@ async def _outcome_from_init(
     return await wait_for_outcome(executor, workflow_id)
 
 
-async def _record_child_result(slot: Slot, child_id: str, outcome: Outcome | None) -> None:
+async def _record_child_result(
+    slot: Slot, child_id: str, outcome: Outcome | None, started_at_ms: int
+) -> None:
     """Record the outcome of a child that ran inline; the execution knows it (as written,
     or as adopted), so reading it back costs a round trip only if it does not."""
     if outcome is None:
         outcome = await slot.executor.sysdb.get_outcome(child_id)
         assert outcome is not None
-    await _record_outcome_checkpoint(slot, child_id, outcome)
+    await _record_outcome_checkpoint(slot, child_id, outcome, started_at_ms)
 
 
-async def _record_outcome_checkpoint(slot: Slot, child_id: str, outcome: Outcome) -> None:
-    """Record a child's outcome as the parent's ``DBOS.getResult`` checkpoint."""
+async def _record_outcome_checkpoint(
+    slot: Slot, child_id: str, outcome: Outcome, started_at_ms: int
+) -> None:
+    """Record a child's outcome as the parent's ``DBOS.getResult`` checkpoint, started
+    when the parent began to wait for it."""
     executor = slot.executor
     output, error, fmt = outcome.output, outcome.error, outcome.serialization
     if outcome.status not in (SUCCESS, ERROR):
@@ -173,7 +183,7 @@ async def _record_outcome_checkpoint(slot: Slot, child_id: str, outcome: Outcome
             output, error = None, checkpoint.encode_error(executor.codec, awaited_error, fmt)
     await checkpoint.record(
         slot,
-        started_at_ms=executor.clock.now_ms(),
+        started_at_ms=started_at_ms,
         output=output,
         error=error,
         serialization=fmt,
@@ -182,14 +192,20 @@ async def _record_outcome_checkpoint(slot: Slot, child_id: str, outcome: Outcome
 
 
 async def get_result_in_workflow(
-    slot: Slot, workflow_id: str, init: InitResult | None = None
+    slot: Slot,
+    workflow_id: str,
+    init: InitResult | None = None,
+    *,
+    started_at_ms: int | None = None,
 ) -> Any:
-    """Await another workflow's outcome from a workflow body, checkpointed as getResult."""
+    """Await another workflow's outcome from a workflow body, checkpointed as getResult:
+    a step from ``started_at_ms`` (default: now, as the wait begins) to the outcome."""
     await slot.placed()
     executor = slot.executor
     recorded = slot.recorded()
     if recorded is not None:
         return checkpoint.replay_value(executor, recorded)
+    began = executor.clock.now_ms() if started_at_ms is None else started_at_ms
     outcome = await _outcome_from_init(executor, workflow_id, init)
-    await _record_outcome_checkpoint(slot, workflow_id, outcome)
+    await _record_outcome_checkpoint(slot, workflow_id, outcome, began)
     return raise_or_return(executor, workflow_id, outcome)
