@@ -11,7 +11,7 @@ import trio
 import trio.lowlevel
 from trio.testing import MockClock
 
-from dbos_trio import DBOS, SetWorkflowID
+from dbos_trio import DBOS, SetWorkflowID, StepInfo
 
 
 class Boom(Exception):
@@ -534,3 +534,313 @@ async def test_list_workflow_completed_at(dbos: DBOS, autojump_clock: MockClock)
         running = await dbos.get_workflow_status("running")
         assert running is not None and running.completed_at is None
         release.set()
+
+
+def only_step(steps: list[StepInfo], name: str) -> StepInfo:
+    found = [step for step in steps if step.function_name == name]
+    assert len(found) == 1, f"expected one {name} step, got {len(found)}"
+    return found[0]
+
+
+def duration_ms(step: StepInfo) -> int:
+    assert step.started_at_epoch_ms and step.completed_at_epoch_ms
+    assert step.completed_at_epoch_ms >= step.started_at_epoch_ms
+    return step.completed_at_epoch_ms - step.started_at_epoch_ms
+
+
+async def test_list_workflow_end_times_positive(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_list_workflow_end_times_positive
+
+    The bounds are read from the executor's clock (virtual here), as the rows' times are."""
+    from datetime import UTC, datetime
+
+    @dbos.workflow()
+    async def simple() -> None:
+        return None
+
+    async def now() -> float:
+        await trio.sleep(0.01)
+        return await dbos.now()
+
+    def iso(seconds: float) -> str:
+        return datetime.fromtimestamp(seconds, UTC).isoformat()
+
+    async with dbos.launched():
+        start = await now()
+        time_0, time_1 = iso(start - 40), iso(start - 20)
+        await simple()
+        time_2 = iso(await now())
+        await trio.sleep(0.01)
+        await simple()
+        time_3 = iso(await now())
+        assert await dbos.list_workflows(start_time=time_0, end_time=time_1) == []
+        assert len(await dbos.list_workflows(start_time=time_1, end_time=time_2)) == 1
+        assert len(await dbos.list_workflows(start_time=time_1, end_time=time_3)) == 2
+
+
+async def test_callchild_last_sync(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_callchild_last_sync"""
+
+    @dbos.step()
+    async def step_one() -> None:
+        return None
+
+    @dbos.step()
+    async def step_two() -> None:
+        return None
+
+    @dbos.workflow()
+    async def child() -> None:
+        return None
+
+    @dbos.workflow()
+    async def parent() -> None:
+        await step_one()
+        await step_two()
+        await child()
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await parent()
+        steps = await dbos.list_workflow_steps("wf")
+        assert [s.function_name for s in steps] == [
+            step_one.__qualname__,
+            step_two.__qualname__,
+            child.__qualname__,
+            "DBOS.getResult",
+        ]
+
+
+async def test_callchild_rerun_sync(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_callchild_rerun_sync"""
+    import uuid
+
+    @dbos.workflow()
+    async def child(value: str) -> str:
+        return value
+
+    @dbos.workflow()
+    async def parent() -> str:
+        child_id = str(uuid.uuid4())
+        with SetWorkflowID(child_id):
+            return await child(child_id)
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            first = await parent()
+        with SetWorkflowID("wf"):
+            second = await parent()
+        assert first == second
+
+
+async def test_sleep_timing(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_sleep_timing"""
+
+    @dbos.workflow()
+    async def sleeper() -> None:
+        await dbos.sleep(1.0)
+
+    async with dbos.launched():
+        handle = await dbos.start_workflow(sleeper)
+        await handle.get_result()
+        step = only_step(await dbos.list_workflow_steps(handle.workflow_id), "DBOS.sleep")
+        assert duration_ms(step) >= 1000
+
+
+async def test_recv_timeout_registration_is_instantaneous(
+    dbos: DBOS, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_recv_timeout_registration_is_instantaneous"""  # noqa: E501
+
+    @dbos.workflow()
+    async def receiver() -> Any:
+        return await dbos.recv(timeout_seconds=60)
+
+    async with dbos.launched():
+        handle = await dbos.start_workflow(receiver)
+        # Poll, so the floor is this wait and not the workflow's start.
+        for _ in range(1000):
+            steps = await dbos.list_workflow_steps(handle.workflow_id)
+            if any(s.function_name == "DBOS.sleep" for s in steps):
+                break
+            await trio.sleep(0.01)
+        waiting_since = trio.current_time()
+        await trio.sleep(1.0)
+        await dbos.send(handle.workflow_id, "msg")
+        assert await handle.get_result() == "msg"
+        waited_ms = int((trio.current_time() - waiting_since) * 1000)
+        steps = await dbos.list_workflow_steps(handle.workflow_id)
+        # The durable timeout is recorded when the wait begins: it cannot span the wait.
+        assert duration_ms(only_step(steps, "DBOS.sleep")) < waited_ms
+        assert duration_ms(only_step(steps, "DBOS.recv")) >= 900
+
+
+async def test_sleep_timing_unchanged_on_replay(
+    dbos: DBOS, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_sleep_timing_unchanged_on_replay"""
+    from support.dbos_fixtures import reexecute
+
+    runs = {"n": 0}
+
+    @dbos.workflow()
+    async def sleeper() -> None:
+        runs["n"] += 1
+        await dbos.sleep(1.0)
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            await sleeper()
+        before = only_step(await dbos.list_workflow_steps("wf"), "DBOS.sleep")
+        await trio.sleep(5)
+        await reexecute(dbos, dbos_url, sleeper, "wf")  # the body runs again, replaying
+        assert runs["n"] == 2
+        after = only_step(await dbos.list_workflow_steps("wf"), "DBOS.sleep")
+        assert after.started_at_epoch_ms == before.started_at_epoch_ms
+        assert after.completed_at_epoch_ms == before.completed_at_epoch_ms
+
+
+async def test_get_result_timing_from_handle(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_get_result_timing_from_handle"""
+
+    @dbos.workflow()
+    async def child() -> str:
+        await trio.sleep(0.5)  # work that takes time (not a durable sleep)
+        return "c"
+
+    @dbos.workflow()
+    async def parent() -> None:
+        handle = await dbos.start_workflow(child)
+        await handle.get_result()
+
+    async with dbos.launched():
+        handle = await dbos.start_workflow(parent)
+        await handle.get_result()
+        steps = await dbos.list_workflow_steps(handle.workflow_id)
+        assert duration_ms(only_step(steps, "DBOS.getResult")) >= 400
+
+
+async def test_child_workflow_row_timing(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_child_workflow_row_timing"""
+
+    @dbos.workflow()
+    async def child() -> str:
+        await trio.sleep(0.5)
+        return "c"
+
+    @dbos.workflow()
+    async def parent() -> None:
+        await dbos.start_workflow(child)
+
+    async with dbos.launched():
+        handle = await dbos.start_workflow(parent)
+        await handle.get_result()
+        steps = await dbos.list_workflow_steps(handle.workflow_id)
+        # The child's start is bookkeeping: it does not absorb the child's runtime.
+        assert duration_ms(only_step(steps, child.__qualname__)) < 400
+
+
+async def test_get_result_timing_sync_child(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_get_result_timing_sync_child"""
+
+    @dbos.workflow()
+    async def child() -> str:
+        await trio.sleep(0.5)
+        return "c"
+
+    @dbos.workflow()
+    async def parent() -> None:
+        await child()
+
+    async with dbos.launched():
+        handle = await dbos.start_workflow(parent)
+        await handle.get_result()
+        steps = await dbos.list_workflow_steps(handle.workflow_id)
+        assert duration_ms(only_step(steps, "DBOS.getResult")) >= 400
+
+
+async def test_get_result_timing_enqueued_child(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_get_result_timing_enqueued_child"""
+    queue = dbos.register_queue("timing-queue")
+
+    @dbos.workflow()
+    async def child() -> str:
+        await trio.sleep(1.0)
+        return "c"
+
+    @dbos.workflow()
+    async def parent() -> None:
+        await (await queue.enqueue(child)).get_result()
+
+    async with dbos.launched():
+        handle = await dbos.start_workflow(parent)
+        await handle.get_result()
+        steps = await dbos.list_workflow_steps(handle.workflow_id)
+        assert duration_ms(only_step(steps, "DBOS.getResult")) >= 900
+        assert duration_ms(only_step(steps, child.__qualname__)) < 900
+
+
+async def test_get_result_timing_on_error(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_get_result_timing_on_error"""
+
+    @dbos.workflow()
+    async def child() -> None:
+        await trio.sleep(1.0)
+        raise Boom("boom")
+
+    @dbos.workflow()
+    async def parent() -> None:
+        await (await dbos.start_workflow(child)).get_result()
+
+    async with dbos.launched():
+        handle = await dbos.start_workflow(parent)
+        with pytest.raises(Boom):
+            await handle.get_result()
+        steps = await dbos.list_workflow_steps(handle.workflow_id)
+        assert duration_ms(only_step(steps, "DBOS.getResult")) >= 900
+
+
+async def test_child_marker_timing_direct_call(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_child_marker_timing_direct_call"""
+
+    @dbos.workflow()
+    async def child() -> str:
+        await trio.sleep(1.0)
+        return "c"
+
+    @dbos.workflow()
+    async def parent() -> None:
+        await child()
+
+    async with dbos.launched():
+        handle = await dbos.start_workflow(parent)
+        await handle.get_result()
+        steps = await dbos.list_workflow_steps(handle.workflow_id)
+        assert duration_ms(only_step(steps, child.__qualname__)) < 900
+
+
+async def test_get_event_timeout_registration_is_instantaneous(
+    dbos: DBOS, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_workflow_introspection.py::test_get_event_timeout_registration_is_instantaneous"""  # noqa: E501
+    getter_started = trio.Event()
+
+    @dbos.workflow()
+    async def setter() -> None:
+        await trio.sleep(1.0)
+        await dbos.set_event("k", "v")
+
+    @dbos.workflow()
+    async def getter(target: str) -> Any:
+        getter_started.set()
+        return await dbos.get_event(target, "k", timeout_seconds=60)
+
+    async with dbos.launched():
+        handle = await dbos.start_workflow(getter, "target")
+        await getter_started.wait()
+        with SetWorkflowID("target"):
+            await dbos.start_workflow(setter)
+        assert await handle.get_result() == "v"
+        steps = await dbos.list_workflow_steps(handle.workflow_id)
+        assert duration_ms(only_step(steps, "DBOS.sleep")) < 900
+        assert duration_ms(only_step(steps, "DBOS.getEvent")) >= 900
