@@ -4,6 +4,7 @@ workflows fire on their cron, keep firing after a failure, and run once per slot
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import pytest
 import trio
@@ -88,3 +89,49 @@ async def test_bad_schedule(dbos: DBOS) -> None:
         @dbos.workflow()
         async def never(scheduled: datetime, actual: datetime) -> None:
             return None
+
+
+async def test_scheduled_workflow_uses_latest_application_version(
+    make_dbos: Any, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_scheduler_decorator.py::test_scheduled_workflow_uses_latest_application_version
+
+    A newer version is registered by launching an executor of it (upstream writes the
+    version row through its private ``_sys_db``)."""  # noqa: E501
+    newer = make_dbos(app_version="newer")
+    dbos = make_dbos()  # v1
+    twice = trio.Event()
+
+    @dbos.scheduled("* * * * * *")
+    @dbos.workflow()
+    async def ticking(scheduled: datetime, actual: datetime) -> None:
+        return None
+
+    async with dbos.launched():
+        pass  # v1 registered first
+    async with newer.launched():
+        pass  # then the newer one: the latest
+    async with dbos.launched():
+        for _ in range(600):
+            scheduled = await dbos.list_workflows(name=ticking.__qualname__)
+            if len(scheduled) >= 2:
+                twice.set()
+                break
+            await trio.sleep(0.5)
+        assert twice.is_set()
+        # Enqueued for the application's latest version, not this executor's.
+        assert {w.app_version for w in scheduled} == {"newer"}
+
+
+async def test_long_workflow(dbos: DBOS, autojump_clock: MockClock) -> None:
+    """upstream: tests/test_scheduler_decorator.py::test_long_workflow (an hourly schedule
+    does not keep the executor from shutting down)"""
+
+    @dbos.scheduled("0 * * * *")
+    @dbos.workflow()
+    async def hourly(scheduled: datetime, actual: datetime) -> None:
+        return None
+
+    async with dbos.launched():
+        await trio.sleep(1)
+    assert not dbos.is_launched
