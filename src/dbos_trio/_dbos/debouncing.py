@@ -78,9 +78,16 @@ class Debouncing(DBOSBase):
         *,
         debounce_timeout_sec: float | None = None,
         queue: Queue | str | None = None,
+        application_name: str | None = None,
     ) -> Debouncer[P, R]:
         """A :class:`Debouncer` for a registered workflow function (not a bound method),
-        running on ``queue`` (the internal queue by default). A bad argument raises here."""
+        running on ``queue`` (the internal queue by default). A bad argument raises here.
+
+        ``application_name`` debounces for another application sharing the database (as
+        dbos 3.4's ``Debouncer.create(..., application_name=...)``): the key is its, the
+        workflow it makes is its (with no version, so its latest version runs it), and
+        a holder of the key owned by any other application is a
+        :class:`~dbos_trio.DBOSQueueDeduplicatedError`. Default: this application."""
         if inspect.ismethod(workflow):
             raise TypeError("Only workflow functions may be debounced, not methods")
         registered, _ = resolve_workflow(workflow, ())
@@ -89,4 +96,6 @@ class Debouncing(DBOSBase):
         else:
             queue_name = validate.optional_text(queue, "queue")
         timeout = check_timeout(debounce_timeout_sec)
-        return Debouncer(self._slot, self._queues, Target(registered, queue_name, timeout))
+        application = validate.optional_text(application_name, "application_name")
+        target = Target(registered, queue_name, timeout, application)
+        return Debouncer(self._slot, self._queues, target)

@@ -34,7 +34,7 @@ from dbos_trio._engine.workflows import checkpoint
 from dbos_trio._engine.workflows.checkpoint import Slot
 from dbos_trio._engine.workflows.handle import WorkflowHandle, handle_for
 from dbos_trio._engine.workflows.options import enqueue_options, start_extras, take_assigned_id
-from dbos_trio._engine.workflows.rows import Placement, new_row
+from dbos_trio._engine.workflows.rows import Placement, Writer, new_row
 from dbos_trio._engine.workflows.start import (
     call_shape,
     check_same_workflow,
@@ -59,6 +59,8 @@ class Target:
     registered: RegisteredWorkflow
     queue_name: str | None
     timeout_sec: float | None
+    # The application debounced for (None: the executor's own).
+    application_name: str | None = None
 
 
 def debounce(
@@ -122,6 +124,8 @@ class _Debounce:
         self.inputs = encode_inputs(executor, registered.name, self.shape.args, kwargs, self.fmt)
         self.queue = target.queue_name or INTERNAL_QUEUE
         self.attributes: str | None = None
+        # The one owner of the whole call: the bounce, the conflict check, a fresh row.
+        self.application = target.application_name or executor.app_name
 
     async def run(self, declared: Mapping[str, QueueConfig]) -> WorkflowHandle[Any]:
         await self._check_queue(declared)
@@ -129,7 +133,7 @@ class _Debounce:
             workflow_name=self.target.registered.name,
             queue_name=self.queue,
             key_id=self.key_id,
-            application=self.executor.app_name,
+            application=self.application,
             bounce=self._bounce,
             enqueue=self._enqueue,
             handle=lambda workflow_id: handle_for(self.executor, workflow_id),
@@ -168,13 +172,25 @@ class _Debounce:
             delay_until_epoch_ms=now + self.period_ms,
             inputs=self.inputs,
             serialization=self.fmt,
-            application_name=executor.app_name,
+            application_name=self.application,
             now_ms=now,
         )
         if slot is None:
             return await executor.sysdb.bounce(bounce, None)
         with checkpoint.control_latch(slot.ctx):
             return await executor.sysdb.bounce(bounce, slot.caller())
+
+    def _writer(self) -> Writer:
+        """The fresh row's writer: this executor, or — debouncing for another application
+        — a row of that application with no version, which its latest version runs."""
+        if self.application == self.executor.app_name:
+            return writer_of(self.executor, enqueue_options().app_version)
+        return Writer(
+            executor_id=None,
+            application_version=enqueue_options().app_version,
+            application_id=None,
+            application_name=self.application,
+        )
 
     async def _enqueue(self) -> WorkflowHandle[Any]:
         executor, registered = self.executor, self.target.registered
@@ -201,7 +217,7 @@ class _Debounce:
             inputs=self.inputs,
             serialization=self.fmt,
             now_ms=now,
-            writer=writer_of(executor, enqueue_options().app_version),
+            writer=self._writer(),
             placement=Placement(queue_name=self.queue, deduplication_id=self.key_id),
             timeout_ms=timeout_ms,
             parent_workflow_id=None if self.parent is None else self.parent.workflow_id,
