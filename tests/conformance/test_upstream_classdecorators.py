@@ -306,3 +306,130 @@ async def test_inst_recovery_missing_instance(
         await trio.sleep(5)
     assert "not registered" in caplog.text
     assert "missing_instance" in caplog.text
+
+
+async def test_class_static_queue_recovery(
+    dbos: DBOS, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_classdecorators.py::test_class_static_queue_recovery
+
+    Upstream enqueues a static *step* (a temporary workflow, which dbos_trio does not
+    have: DEVIATIONS.md); here a static workflow enqueues static child workflows, each
+    running a static step, and every row is recovered."""
+    from support.backends import execute
+
+    counts = {"enqueues": 0, "steps": 0}
+    queue = dbos.register_queue("test_queue")
+
+    class TestClass:
+        @staticmethod
+        @dbos.workflow()
+        async def test_workflow() -> list[int]:
+            assert dbos.workflow_id == "wf"
+            handles = []
+            for index in range(5):
+                counts["enqueues"] += 1
+                handles.append(await queue.enqueue(TestClass.child, index))
+            return [await h.get_result() for h in handles]
+
+        @staticmethod
+        @dbos.workflow()
+        async def child(index: int) -> int:
+            return await TestClass.test_step(index)
+
+        @staticmethod
+        @dbos.step()
+        async def test_step(index: int) -> int:
+            counts["steps"] += 1
+            return index
+
+    expected = list(range(5))
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            assert (
+                await (await dbos.start_workflow(TestClass.test_workflow)).get_result() == expected
+            )
+        assert counts == {"enqueues": 5, "steps": 5}
+    await execute(
+        dbos_url, "UPDATE {t}workflow_status SET status = 'PENDING' WHERE workflow_uuid LIKE 'wf%'"
+    )
+    async with dbos.launched():  # recovers the workflow and each of its children
+        assert await (await dbos.retrieve_workflow("wf")).get_result() == expected
+        rows = await dbos.list_workflows(workflow_id_prefix="wf")
+        assert len(rows) == 6
+        for row in rows:
+            await (await dbos.retrieve_workflow(row.workflow_id)).get_result()
+            status = await dbos.get_workflow_status(row.workflow_id)
+            assert status is not None and status.status == "SUCCESS"
+            assert status.recovery_attempts == 2
+            assert (status.class_name, status.config_name) == (None, None)  # static: no class
+        # The parent ran again (its enqueues replayed), the steps did not.
+        assert counts == {"enqueues": 10, "steps": 5}
+        with SetWorkflowID("wf"):
+            assert await TestClass.test_workflow() == expected  # finished: not run again
+        assert counts == {"enqueues": 10, "steps": 5}
+        assert await dbos.list_queued_workflows() == []
+
+
+async def test_class_classmethod_queue_recovery(
+    dbos: DBOS, dbos_url: str, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_classdecorators.py::test_class_classmethod_queue_recovery
+
+    As test_class_static_queue_recovery, with class methods: their rows name the class."""
+    from support.backends import execute
+
+    counts = {"enqueues": 0, "steps": 0}
+    multiplier = 5
+    queue = dbos.register_queue("test_queue")
+
+    class TestClass:
+        multiply: Callable[[int], int] = staticmethod(lambda _: 0)  # type: ignore[assignment]
+
+        @classmethod
+        @dbos.workflow()
+        async def test_workflow(cls) -> list[int]:
+            cls.multiply = staticmethod(lambda x: x * multiplier)  # type: ignore[assignment]
+            assert dbos.workflow_id == "wf"
+            handles = []
+            for index in range(5):
+                counts["enqueues"] += 1
+                handles.append(await queue.enqueue(TestClass.child, index))
+            return [await h.get_result() for h in handles]
+
+        @classmethod
+        @dbos.workflow()
+        async def child(cls, index: int) -> int:
+            return await cls.test_step(index)
+
+        @classmethod
+        @dbos.step()
+        async def test_step(cls, index: int) -> int:
+            counts["steps"] += 1
+            return cls.multiply(index)
+
+    expected = [index * multiplier for index in range(5)]
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            assert (
+                await (await dbos.start_workflow(TestClass.test_workflow)).get_result() == expected
+            )
+        assert counts == {"enqueues": 5, "steps": 5}
+    await execute(
+        dbos_url, "UPDATE {t}workflow_status SET status = 'PENDING' WHERE workflow_uuid LIKE 'wf%'"
+    )
+    async with dbos.launched():
+        assert await (await dbos.retrieve_workflow("wf")).get_result() == expected
+        rows = await dbos.list_workflows(workflow_id_prefix="wf")
+        assert len(rows) == 6
+        for row in rows:
+            await (await dbos.retrieve_workflow(row.workflow_id)).get_result()
+            status = await dbos.get_workflow_status(row.workflow_id)
+            assert status is not None and status.status == "SUCCESS"
+            assert status.class_name is not None and "TestClass" in status.class_name
+            assert status.config_name is None
+        assert counts == {"enqueues": 10, "steps": 5}
+        with SetWorkflowID("wf"):
+            assert await TestClass.test_workflow() == expected
+        assert counts == {"enqueues": 10, "steps": 5}
+        assert await dbos.list_queued_workflows() == []

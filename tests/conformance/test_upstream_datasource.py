@@ -189,3 +189,86 @@ async def test_async_ds_step_recorded_with_name(
         assert steps[0].output == "unnamed_result"
         assert steps[1].function_name == "my_named_async_step"
         assert steps[1].output == "named_result"
+
+
+async def test_async_ds_decorator_bare_run(
+    dbos: DBOS, ds: Datasource, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_datasource.py::test_async_ds_decorator_bare_run"""
+    counter = {"n": 0}
+
+    @ds.transaction()
+    async def increment(conn: TransactionConnection, amount: int) -> int:
+        await conn.execute("SELECT 1")
+        counter["n"] += amount
+        return counter["n"]
+
+    async with dbos.launched():
+        assert await increment(10) == 10
+        assert await increment(5) == 15
+        assert await dbos.list_workflows() == []  # outside a workflow: nothing recorded
+
+
+async def test_async_ds_decorator_oaoo(
+    dbos: DBOS, ds: Datasource, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_datasource.py::test_async_ds_decorator_oaoo"""
+    calls = {"n": 0}
+
+    @ds.transaction()
+    async def decorated_step(conn: TransactionConnection, value: str) -> str:
+        calls["n"] += 1
+        return f"decorated:{value}"
+
+    @dbos.workflow()
+    async def my_workflow(value: str) -> str:
+        return await decorated_step(value)
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            assert await my_workflow("world") == "decorated:world"
+        assert calls["n"] == 1
+        with SetWorkflowID("wf"):
+            assert await my_workflow("world") == "decorated:world"
+        assert calls["n"] == 1
+
+
+async def test_async_ds_retries_on_serialization_error(
+    dbos: DBOS, ds: Datasource, autojump_clock: MockClock
+) -> None:
+    """upstream: tests/test_datasource.py::test_async_ds_retries_on_serialization_error
+
+    The SQLite datasource's counterpart of PostgreSQL's serialization failure (SQLSTATE
+    40001) is a busy database: raised in the body, the transaction is retried, not
+    recorded as the step's error."""
+    import sqlite3
+
+    calls = {"n": 0}
+    max_retries = 3
+
+    def busy() -> sqlite3.OperationalError:
+        error = sqlite3.OperationalError("database is locked")
+        error.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
+        return error
+
+    @ds.transaction()
+    async def flaky(conn: TransactionConnection) -> str:
+        calls["n"] += 1
+        if calls["n"] <= max_retries:
+            raise busy()
+        return "success"
+
+    @dbos.workflow()
+    async def my_workflow() -> str:
+        return await flaky()
+
+    async with dbos.launched():
+        with SetWorkflowID("wf"):
+            assert await my_workflow() == "success"
+        assert calls["n"] == max_retries + 1
+        assert ds.serialization_retries == max_retries
+        [step] = await dbos.list_workflow_steps("wf")
+        assert (step.output, step.error) == ("success", None)
+        with SetWorkflowID("wf"):
+            assert await my_workflow() == "success"
+        assert calls["n"] == max_retries + 1
