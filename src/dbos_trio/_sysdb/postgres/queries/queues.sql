@@ -140,7 +140,11 @@ SET status = 'PENDING', owner_xid = %(owner_xid)s,
         THEN %(now)s + ws.workflow_timeout_ms
         ELSE ws.workflow_deadline_epoch_ms END
 WHERE ws.workflow_uuid = ANY(ARRAY(SELECT workflow_uuid FROM candidates))
-  AND ws.status = 'ENQUEUED'
+  -- Spelled so that no status index qualifies (see record_outcomes): the rows are found
+  -- by primary key. With "status = 'ENQUEUED'" a planner whose statistics predate the
+  -- backlog read every ENQUEUED entry of the in-flight index through a bitmap (one claim
+  -- of 16 rows read ~5,000 entries; a bitmap never marks dead entries, so they stay).
+  AND COALESCE(ws.status, '') = 'ENQUEUED'
 RETURNING ws.workflow_uuid, ws.name, ws.class_name, ws.config_name,
           COALESCE((SELECT wi.inputs FROM {schema}.workflow_input AS wi
                     WHERE wi.workflow_uuid = ws.workflow_uuid), ws.inputs),
