@@ -1,7 +1,8 @@
 """GroupCommit's coordination, with in-memory writers whose commits take virtual time.
 
 What is checked: a lone caller writes alone; callers arriving during a commit share the
-next one; results go to their own callers; a batch failing as a whole is re-done one
+next one; callers ready to run together share one commit (the first lets the others
+queue); results go to their own callers; a batch failing as a whole is re-done one
 write at a time (each caller meets its own error only); a cancelled queued caller writes
 nothing; a leader cancelled mid-commit leaves no follower waiting.
 """
@@ -85,12 +86,67 @@ async def test_callers_arriving_during_a_commit_share_the_next_one(
 ) -> None:
     store = Store()
     commits = group(store)
-    results = await submit_all(commits, range(50))
+    results = await submit_all(commits, range(50), first_alone=True)
     assert results == {item: f"ok {item}" for item in range(50)}
     # The first writes alone; the 49 that queued behind it go in one commit.
     assert store.singles == 1 and [len(batch) for batch in store.batches] == [49]
     assert sorted(store.rows) == list(range(50))
     assert (commits.batches, commits.batched_writes) == (1, 49)
+
+
+async def test_callers_ready_together_share_one_commit_once_writers_came_together(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    # Cohorts (workflows claimed together finishing together). The first after a quiet
+    # spell writes its first member alone, as a sequential writer would; from then on the
+    # first caller lets the others ready to run queue before it writes: one commit for the
+    # whole cohort, not the first alone and then the rest.
+    store = Store()
+    commits = group(store)
+    first = await submit_all(commits, range(16))
+    assert first == {item: f"ok {item}" for item in range(16)}
+    assert store.singles == 1 and [len(batch) for batch in store.batches] == [15]
+    second = await submit_all(commits, range(16, 32))
+    assert second == {item: f"ok {item}" for item in range(16, 32)}
+    assert store.singles == 1 and [sorted(b) for b in store.batches[1:]] == [list(range(16, 32))]
+    # A sequential writer after that pays one pass of the scheduler once, then writes
+    # alone again without one.
+    for item in range(32, 35):
+        assert await commits.submit(item) == f"ok {item}"
+    assert store.singles == 1 + 3
+
+
+async def test_a_leader_cancelled_before_its_commit_leaves_no_follower_waiting(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    # The first caller leads but is cancelled while it lets the others queue (before any
+    # write): the next in line leads the others' commit, and nobody is left waiting.
+    store = Store()
+    commits = group(store)
+    results: dict[int, str] = {}
+    cancelled = trio.CancelScope()
+    cancelled.cancel()
+    led: list[bool] = []
+
+    async def leader() -> None:
+        with cancelled:
+            led.append(True)
+            results[0] = await commits.submit(0)
+
+    async def follower(item: int) -> None:
+        results[item] = await commits.submit(item)
+
+    await submit_all(commits, range(100, 104))  # writers came together: the first leads
+    store.rows.clear()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(leader)
+        for item in range(1, 6):
+            nursery.start_soon(follower, item)
+    assert led == [True] and cancelled.cancelled_caught
+    assert results == {item: f"ok {item}" for item in range(1, 6)}
+    # Had a follower run first and led, the cancelled caller's write may have been taken
+    # into that commit before its cancellation: then it committed with it, as documented.
+    assert {1, 2, 3, 4, 5} <= set(store.rows) <= {0, 1, 2, 3, 4, 5}
 
 
 async def test_batches_are_capped(autojump_clock: trio.abc.Clock) -> None:

@@ -7,7 +7,11 @@ Invariants, and why:
   from memory.
 * **Adaptive window, no timer.** A caller that finds no flush running (and nobody queued)
   writes alone, at once, through the single-write path: a sequential workflow pays
-  nothing, not even a task switch. Callers that arrive while a flush runs queue up; when
+  nothing, not even a task switch. Once writers have come together (the last flush was a
+  batch, or others queued behind a lone write), such a caller first lets the tasks ready
+  to run queue behind it (one pass of the scheduler), so a cohort finishing together
+  shares one commit instead of its first member writing alone and the rest after it.
+  Callers that arrive while a flush runs queue up; when
   it ends, the first of them leads the next flush and takes everything queued by then (up
   to ``max_batch``). The batch is thus whatever accumulated during one commit: one row
   at low load, hundreds under a burst, growing and shrinking with the arrival rate.
@@ -73,6 +77,9 @@ class GroupCommit(Generic[I, R]):
         self._max_flushes = max_flushes
         self._flushing = 0
         self._queue: deque[_Slot[I]] = deque()
+        # Whether the last flush had company (a batch, or callers queued behind a lone
+        # write): then a new lone caller lets the others ready to run join it first.
+        self._company = False
         # Counters for benchmarks and tests: flushes run, and the writes they carried.
         self.batches = 0
         self.batched_writes = 0
@@ -82,23 +89,39 @@ class GroupCommit(Generic[I, R]):
         item's own (see the module docstring); cancellation as described there."""
         if self._flushing < self._max_flushes and not self._queue:
             self._flushing += 1
+            if not self._company:
+                try:
+                    return await self._write_one(item)
+                finally:
+                    # Company: others queued while this write ran.
+                    self._company = bool(self._queue)
+                    self._flushing -= 1
+                    self._hand_over()
+            # Writers have been coming together (a cohort of workflows claimed together
+            # and finishing together): lead, but let those ready to run now queue behind
+            # first, so one flush carries them all instead of this write alone and then
+            # theirs. One pass of the scheduler; a sequential writer never pays it.
+            slot = _Slot(item)
+            slot.state = _LEAD
             try:
-                return await self._write_one(item)
-            finally:
-                self._flushing -= 1
-                self._hand_over()
-        slot = _Slot(item)
-        self._queue.append(slot)
-        try:
-            await slot.event.wait()
-        except BaseException:
-            if slot.state == _QUEUED:
-                self._queue.remove(slot)
-            elif slot.state == _LEAD:
+                await trio.lowlevel.checkpoint()
+            except BaseException:
                 self._flushing -= 1  # it never ran: pass the turn on
-                slot.state = _ALONE
                 self._hand_over()
-            raise
+                raise
+        else:
+            slot = _Slot(item)
+            self._queue.append(slot)
+            try:
+                await slot.event.wait()
+            except BaseException:
+                if slot.state == _QUEUED:
+                    self._queue.remove(slot)
+                elif slot.state == _LEAD:
+                    self._flushing -= 1  # it never ran: pass the turn on
+                    slot.state = _ALONE
+                    self._hand_over()
+                raise
         if slot.state == _LEAD:
             await self._lead(slot)
         if slot.state == _ALONE:
@@ -121,10 +144,12 @@ class GroupCommit(Generic[I, R]):
         while self._queue and len(batch) < self._max_batch:
             batch.append(self._queue.popleft())
         if len(batch) == 1:  # nobody else came: the single-write path, by the caller
+            self._company = False
             self._flushing -= 1
             leader.state = _ALONE
             self._hand_over()
             return
+        self._company = True
         for slot in batch:
             slot.state = _TAKEN
         results: Sequence[Any] = []
