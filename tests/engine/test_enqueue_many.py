@@ -190,3 +190,55 @@ async def test_enqueue_many_is_refused_from_a_workflow_body(make_dbos: MakeDBOS)
     async with dbos.launched():
         with pytest.raises(DBOSException, match="workflow body"):
             await (await dbos.start_workflow(parent)).get_result()
+
+
+async def test_plain_rows_with_ids_that_exist_are_answered_as_one_by_one(
+    make_dbos: MakeDBOS, dbos_url: str
+) -> None:
+    # Plain rows go in as one multi-row insert; one id of the chunk already exists, so on
+    # PostgreSQL that insert writes nothing and the chunk is written row by row instead:
+    # the existing workflow comes back, every other row is made, none twice.
+    dbos, (queue, double) = app(make_dbos)
+    async with dbos.launched():
+        [first] = await queue.enqueue_many(double, [EnqueueCall(args=(3,), workflow_id="e-3")])  # type: ignore[attr-defined]
+        with trio.fail_after(HANG_GUARD):
+            assert await first.get_result() == 6
+        calls = [EnqueueCall(args=(i,), workflow_id=f"e-{i}") for i in range(6)]
+        handles = await queue.enqueue_many(double, calls)  # type: ignore[attr-defined]
+        assert [h.workflow_id for h in handles] == [f"e-{i}" for i in range(6)]
+        with trio.fail_after(HANG_GUARD):
+            assert [await h.get_result() for h in handles] == [0, 2, 4, 6, 8, 10]
+        assert await ids_on_queue(dbos_url) == {f"e-{i}" for i in range(6)}
+        row = await status_row(dbos_url, "e-3")
+        assert row["recovery_attempts"] == 1  # run once, by the first enqueue
+
+
+async def test_plain_rows_of_a_big_batch_are_stored_as_one_enqueue_stores_them(
+    make_dbos: MakeDBOS, dbos_url: str
+) -> None:
+    # 2,500 plain rows: several chunks, written at once; each row the template's columns
+    # with its own id and inputs, and its inputs row.
+    dbos, (queue, double) = app(make_dbos)
+    async with dbos.launched():
+        handles = await queue.enqueue_many(double, [(i,) for i in range(2500)])  # type: ignore[attr-defined]
+        single = await queue.enqueue(double, 7)  # type: ignore[attr-defined]
+        with trio.fail_after(HANG_GUARD):
+            results = [await h.get_result() for h in handles]
+        assert results == [2 * i for i in range(2500)]
+    columns = (
+        "name, class_name, config_name, queue_name, priority, application_name, "
+        "application_version, serialization, recovery_attempts, status"
+    )
+    shapes = await query(
+        dbos_url,
+        f"SELECT DISTINCT {columns} FROM {{t}}workflow_status WHERE queue_name = %s",
+        QUEUE,
+    )
+    alone = await query(
+        dbos_url,
+        f"SELECT {columns} FROM {{t}}workflow_status WHERE workflow_uuid = %s",
+        single.workflow_id,
+    )
+    assert shapes == alone
+    inputs = await query(dbos_url, "SELECT count(*) FROM {t}workflow_input")
+    assert inputs == [(2501,)]

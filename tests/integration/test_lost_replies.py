@@ -278,6 +278,31 @@ async def test_enqueues_whose_replies_were_lost_leave_one_row(
     assert await count_rows(dbos_url, "workflow_status") == 2
 
 
+async def test_a_bulk_insert_whose_reply_was_lost_leaves_each_row_once(
+    make_dbos: MakeDBOS, dbos_url: str
+) -> None:
+    # The plain rows' multi-row insert committed, its reply lost: the retry meets its own
+    # rows (a unique violation, nothing written), and the chunk's rows are then answered
+    # one by one as made by this enqueue (the creator token is the insert's).
+    dbos = make_dbos()
+    dbos.register_queue("bq")
+
+    @dbos.workflow()
+    async def job(x: int) -> int:
+        return x + 1
+
+    async with dbos.launched(), Client(dbos_url) as client:
+        options = EnqueueOptions(workflow_name=job.__qualname__, queue_name="bq")
+        with lose_replies("insert_new_workflows") as faults:
+            handles = await client.enqueue_many(options, [(i,) for i in range(30)])
+        assert [await handle.get_result() for handle in handles] == list(range(1, 31))
+    assert_lost(faults, "insert_new_workflows")
+    assert await count_rows(dbos_url, "workflow_status") == 30
+    assert await count_rows(dbos_url, "workflow_input") == 30
+    attempts = await query(dbos_url, "SELECT DISTINCT recovery_attempts FROM {t}workflow_status")
+    assert attempts == [(1,)]
+
+
 async def test_management_writes_whose_replies_were_lost_take_effect_once(
     make_dbos: MakeDBOS, dbos_url: str
 ) -> None:

@@ -40,6 +40,7 @@ FOUNDATIONS = frozenset(
         "_clock",
         "_serialization",
         "_payload_store",
+        "_payload_io",
         "_config",
         "_config_checks",
         "_redact",
@@ -53,6 +54,7 @@ PROTOCOL = frozenset(
     for name in (
         "protocol",
         "records",
+        "similar",
         "bounded",
         "errors",
         "wakeups",

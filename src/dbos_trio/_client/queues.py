@@ -24,7 +24,6 @@ from dbos_trio._engine.workflows.options import StartExtras
 from dbos_trio._ops import queues as ops
 from dbos_trio._ops.queues import OnConflict
 from dbos_trio._queue_setters import QueueSetters
-from dbos_trio._sysdb.records import NewWorkflow
 from dbos_trio.errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
 
 
@@ -154,26 +153,26 @@ class ClientQueues(ClientBase):
             )
         extras = StartExtras(reuse_policy=options.workflow_id_reuse_policy)
         fmt = payload_format(runtime.codec, options.serialization)
-        template: NewWorkflow | None = None  # the row of a call with no options of its own
-        planned = []
+        plan = bulk.BulkPlan(len(rows), options.duplication_policy, extras)
         for index, call in enumerate(rows):
             try:
-                if bulk.has_own_options(call) or template is None:
-                    row_options = bulk.row_options(options, call)
-                    if call.workflow_id is not None:
-                        row_options = attrs.evolve(row_options, workflow_id=call.workflow_id)
-                    new = enqueued_row(runtime, row_options, call.args, dict(call.kwargs))
-                    if not bulk.has_own_options(call) and options.workflow_id is None:
-                        template = new
-                else:
+                if plan.template is not None and not bulk.has_own_options(call):
                     # As enqueued_row would build it, without re-deriving what every plain
                     # row shares (writer, placement, attributes): its own id and inputs.
-                    new = bulk.like(template, runtime.codec, fmt, call)
+                    bulk.add_plain_call(plan, index, runtime.codec, fmt, call)
+                    continue
+                row_options = bulk.row_options(options, call)
+                if call.workflow_id is not None:
+                    row_options = attrs.evolve(row_options, workflow_id=call.workflow_id)
+                new = enqueued_row(runtime, row_options, call.args, dict(call.kwargs))
             except DBOSException as error:
                 raise DBOSInvalidArgumentError(
                     f"enqueue_many row {index}: {error.message}"
                 ) from error
-            planned.append(bulk.PlannedRow(new, options.duplication_policy, extras))
-        bulk.check_ids(planned)
-        ids = await bulk.write_rows(runtime, planned)
+            if not bulk.has_own_options(call) and options.workflow_id is None:
+                plan.start_plain(index, new)
+            else:
+                plan.add_single(index, bulk.PlannedRow(new, options.duplication_policy, extras))
+        bulk.check_ids(plan)
+        ids = await bulk.write_rows(runtime, plan)
         return [self._handle(workflow_id) for workflow_id in ids]

@@ -7,6 +7,7 @@ piece of code here.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +27,7 @@ from dbos_trio._sysdb.records import (
     ParentStep,
     RecordedStep,
 )
+from dbos_trio._sysdb.similar import SimilarWorkflows
 
 # The columns a new workflow row is inserted with, and the parameter each takes its value
 # from (new_workflow_params): both backends' inserts are rendered from this one list.
@@ -109,6 +111,27 @@ def new_workflow_batch_values(casts: dict[str, str] | None = None) -> str:
     """The insert's values of a new row, in column order, from the batch alias ``b``."""
     casts = casts or {}
     return ", ".join(f"b.{name}{casts.get(name, '')}" for _, name in NEW_WORKFLOW_COLUMNS)
+
+
+def similar_workflow_record(types: dict[str, str]) -> str:
+    """The record type of the columns rows of a ``SimilarWorkflows`` share (every
+    parameter but ``workflow_id`` and ``inputs``), for PostgreSQL's
+    ``insert_new_workflows``."""
+    return ", ".join(
+        f"{name} {types.get(name, 'text')}"
+        for name in new_workflow_parameters()
+        if name not in ("workflow_id", "inputs")
+    )
+
+
+def similar_workflow_values(casts: dict[str, str] | None = None) -> str:
+    """The insert's values of one row of a ``SimilarWorkflows``: its id from the row
+    alias ``r`` (``r.i``), everything else from the shared record ``s``."""
+    casts = casts or {}
+    return ", ".join(
+        "r.i" if name == "workflow_id" else f"s.{name}{casts.get(name, '')}"
+        for _, name in NEW_WORKFLOW_COLUMNS
+    )
 
 
 def new_workflow_params(new: NewWorkflow, parent: ParentStep | None) -> dict[str, Any]:
@@ -323,4 +346,21 @@ def claim_params(request: ClaimRequest) -> dict[str, Any]:
         "turn_window_ms": request.turn_window_ms,
         "turn_token": TURN_TOKEN,
         "turn_head": TURN_HEAD,
+    }
+
+
+def similar_params(rows: SimilarWorkflows) -> dict[str, str]:
+    """The parameters of PostgreSQL's ``insert_new_workflows``: the shared columns as one
+    JSON object, and the rows as a JSON array of ``{"i": id, "x": inputs}``. Characters
+    beyond ASCII go as themselves (as in every batch parameter: a backslash-u escape fails
+    in a database whose encoding is not UTF-8)."""
+    shared: dict[str, Any] = new_workflow_params(rows.template, None)
+    del shared["workflow_id"], shared["inputs"]
+    pairs = [
+        {"i": workflow_id, "x": inputs}
+        for workflow_id, inputs in zip(rows.workflow_ids, rows.inputs, strict=True)
+    ]
+    return {
+        "shared": json.dumps(shared, ensure_ascii=False),
+        "rows": json.dumps(pairs, ensure_ascii=False),
     }

@@ -57,11 +57,13 @@ from dbos_trio._engine.workflows.start import (
 from dbos_trio._registry import RegisteredWorkflow, resolve_workflow
 from dbos_trio._serialization import Codec
 from dbos_trio._sysdb.records import InitResult, NewWorkflow
+from dbos_trio._sysdb.similar import SimilarWorkflows
 from dbos_trio.errors import (
     DBOSEnqueueManyError,
     DBOSException,
     DBOSInvalidArgumentError,
     DBOSQueueDeduplicatedError,
+    DBOSValueTooLargeError,
 )
 
 if TYPE_CHECKING:
@@ -100,6 +102,56 @@ class PlannedRow:
     new: NewWorkflow
     duplication_policy: str | None
     extras: StartExtras
+
+
+@attrs.define
+class BulkPlan:
+    """The checked rows of one ``enqueue_many``, by their index in the call.
+
+    The plain calls (no options of their own but an id) share one template row and are
+    kept as two strings each (``plain``: id and inputs, with their indexes); the others
+    are full rows (``singles``). Written as :func:`write_rows` says."""
+
+    size: int
+    duplication_policy: str | None
+    extras: StartExtras
+    template: NewWorkflow | None = None
+    plain_indexes: list[int] = attrs.Factory(list)
+    plain_ids: list[str] = attrs.Factory(list)
+    plain_inputs: list[str] = attrs.Factory(list)
+    singles: list[tuple[int, PlannedRow]] = attrs.Factory(list)
+
+    def add_single(self, index: int, row: PlannedRow) -> None:
+        self.singles.append((index, row))
+
+    def start_plain(self, index: int, template: NewWorkflow) -> None:
+        """The first plain call: its full row becomes the template of the others."""
+        self.template = template
+        self.add_plain(index, template.workflow_id, template.inputs)
+
+    def add_plain(self, index: int, workflow_id: str, inputs: str) -> None:
+        self.plain_indexes.append(index)
+        self.plain_ids.append(workflow_id)
+        self.plain_inputs.append(inputs)
+
+    def plain_row(self, position: int) -> PlannedRow:
+        """The ``position``-th plain call as a full row (to answer it one by one)."""
+        assert self.template is not None
+        new = attrs.evolve(
+            self.template,
+            workflow_id=self.plain_ids[position],
+            inputs=self.plain_inputs[position],
+        )
+        return PlannedRow(new, self.duplication_policy, self.extras)
+
+    def workflow_ids(self) -> list[str]:
+        """Every row's workflow id, by index."""
+        ids = [""] * self.size
+        for index, workflow_id in zip(self.plain_indexes, self.plain_ids, strict=True):
+            ids[index] = workflow_id
+        for index, row in self.singles:
+            ids[index] = row.new.workflow_id
+        return ids
 
 
 def resolve_bound(fn: Any) -> tuple[RegisteredWorkflow, tuple[Any, ...]]:
@@ -149,33 +201,30 @@ def has_own_options(call: EnqueueCall) -> bool:
     )
 
 
-def like(template: NewWorkflow, codec: Codec, fmt: str, call: EnqueueCall) -> NewWorkflow:
-    """The row of a plain call (:func:`has_own_options` false) from the row another plain
-    call of the batch made: its own id, inputs and creator token, all else shared.
+def add_plain_call(plan: BulkPlan, index: int, codec: Codec, fmt: str, call: EnqueueCall) -> None:
+    """A plain call (:func:`has_own_options` false) after the first: only its id and
+    inputs are its own, all else is the template's (the creating insert's token too).
     Arguments that cannot be serialized raise :class:`~dbos_trio.DBOSException`."""
+    assert plan.template is not None
     try:
-        inputs = codec.encode_inputs(tuple(call.args), dict(call.kwargs), fmt)
+        inputs = codec.encode_inputs(call.args, dict(call.kwargs), fmt, "the workflow inputs")
+    except DBOSValueTooLargeError:
+        raise  # names the value, its size and the limit already
     except Exception as error:
         raise DBOSException(
-            f"cannot serialize the arguments of workflow {template.name} as {fmt}: {error}"
+            f"cannot serialize the arguments of workflow {plan.template.name} as {fmt}: {error}"
         ) from error
-    return attrs.evolve(
-        template,
-        workflow_id=call.workflow_id or random_uuid(),
-        inputs=inputs,
-        creator_xid=random_uuid(),
-    )
+    plan.add_plain(index, call.workflow_id or random_uuid(), inputs)
 
 
-def check_ids(planned: Sequence[PlannedRow]) -> None:
+def check_ids(plan: BulkPlan) -> None:
     """Refuse one workflow id on two rows: the second would only find the first."""
     seen: dict[str, int] = {}
-    for index, row in enumerate(planned):
-        first = seen.setdefault(row.new.workflow_id, index)
+    for index, workflow_id in enumerate(plan.workflow_ids()):
+        first = seen.setdefault(workflow_id, index)
         if first != index:
             raise DBOSInvalidArgumentError(
-                f"enqueue_many rows {first} and {index} have the same workflow id "
-                f"{row.new.workflow_id!r}"
+                f"enqueue_many rows {first} and {index} have the same workflow id {workflow_id!r}"
             )
 
 
@@ -185,7 +234,7 @@ def plan_queue_rows(
     config: QueueConfig | None,
     registered: RegisteredWorkflow,
     calls: Sequence[EnqueueCall],
-) -> list[PlannedRow]:
+) -> BulkPlan:
     """Every row of ``Queue.enqueue_many``, checked; raises before anything is written."""
     if parent_for_start(registered) is not None:
         raise DBOSException(
@@ -202,12 +251,24 @@ def plan_queue_rows(
     fmt = workflow_format(executor, registered, None)
     writer = writer_of(executor, base.app_version)
     carried = attributes_rules.combined(extras.attributes, carrier_attributes(executor.tracing))
-    planned = []
+    plan = BulkPlan(len(calls), base.duplication_policy, extras)
     for index, call in enumerate(calls):
         options: EnqueueOptions = row_options(base, call)
         try:
-            check_enqueue(queue_name, config, options)
             shape = call_shape(registered, call.args)
+            template = plan.template
+            if (
+                template is not None
+                and not has_own_options(call)
+                and (shape.class_name, shape.config_name)
+                == (template.class_name, template.config_name)
+            ):
+                inputs = encode_inputs(
+                    executor, registered.name, shape.args, dict(call.kwargs), fmt
+                )
+                plan.add_plain(index, call.workflow_id or random_uuid(), inputs)
+                continue
+            check_enqueue(queue_name, config, options)
             inputs = encode_inputs(executor, registered.name, shape.args, dict(call.kwargs), fmt)
             placement = placement_for(queue_name, options)
         except DBOSException as error:
@@ -228,32 +289,49 @@ def plan_queue_rows(
             parent_workflow_id=None,
             attributes=carried,
         )
-        planned.append(PlannedRow(new, options.duplication_policy, extras))
-    check_ids(planned)
-    return planned
+        if template is None and not has_own_options(call):
+            plan.start_plain(index, new)
+        else:
+            plan.add_single(index, PlannedRow(new, options.duplication_policy, extras))
+    check_ids(plan)
+    return plan
 
 
-async def write_rows(runtime: Runtime, planned: Sequence[PlannedRow]) -> list[str]:
-    """Write the checked rows; the id each row's handle follows (the holder's for a
-    ``return-existing`` collision). Raises :class:`DBOSEnqueueManyError` if any row was
-    refused, after every other row was written (see the module docstring)."""
-    results = await runtime.sysdb.init_workflows([row.new for row in planned])
-    ids: list[str | None] = []
+async def write_rows(runtime: Runtime, plan: BulkPlan) -> list[str]:
+    """Write the checked rows (the plain calls as similar rows, then the others); the id
+    each row's handle follows (the holder's for a ``return-existing`` collision). Raises
+    :class:`DBOSEnqueueManyError` if any row was refused, after every other row was
+    written (see the module docstring)."""
+    ids: list[str | None] = [None] * plan.size
     failures: dict[int, DBOSException] = {}
-    for index, (row, result) in enumerate(zip(planned, results, strict=True)):
+
+    async def answer(index: int, row: PlannedRow, result: InitResult | Refusal) -> None:
         try:
-            ids.append(await _answer(runtime, row, result))
+            ids[index] = await _answer(runtime, row, result)
         except DBOSException as error:
-            ids.append(None)
             failures[index] = error
+
+    if plan.template is not None:
+        similar = SimilarWorkflows(plan.template, plan.plain_ids, plan.plain_inputs)
+        results = await runtime.sysdb.init_similar_workflows(similar)
+        for position, (index, result) in enumerate(zip(plan.plain_indexes, results, strict=True)):
+            if isinstance(result, InitResult) and result.created:
+                ids[index] = plan.plain_ids[position]  # ours: nothing to check
+            else:
+                await answer(index, plan.plain_row(position), result)
+    if plan.singles:
+        results = await runtime.sysdb.init_workflows([row.new for _, row in plan.singles])
+        for (index, row), result in zip(plan.singles, results, strict=True):
+            await answer(index, row, result)
     if failures:
         raise DBOSEnqueueManyError(failures, ids)
     return [workflow_id for workflow_id in ids if workflow_id is not None]
 
 
-async def _answer(
-    runtime: Runtime, row: PlannedRow, result: InitResult | DBOSQueueDeduplicatedError
-) -> str:
+Refusal = DBOSQueueDeduplicatedError
+
+
+async def _answer(runtime: Runtime, row: PlannedRow, result: InitResult | Refusal) -> str:
     new = row.new
     if isinstance(result, DBOSQueueDeduplicatedError):
         if row.duplication_policy != "return-existing":

@@ -18,6 +18,7 @@ from dbos_trio._sysdb.records import (
     ParentStep,
     RecordedStep,
 )
+from dbos_trio._sysdb.similar import SimilarWorkflows
 from dbos_trio.errors import DBOSQueueDeduplicatedError
 
 
@@ -42,6 +43,14 @@ class WorkflowStore(Protocol):
         have raised. Rows are committed in chunks, not all or nothing: after a failure of
         the database, some chunks may be written (re-running the same ids is idempotent).
         """
+
+    async def init_similar_workflows(
+        self, rows: SimilarWorkflows
+    ) -> list[InitResult | DBOSQueueDeduplicatedError]:
+        """:meth:`init_workflows` for rows alike but for their id and inputs (a bulk
+        enqueue's plain calls), with the same answers per row, in order; where the
+        backend can, each chunk as one plain multi-row insert (see sysdb/sql/bulk.py).
+        Committed in chunks, as :meth:`init_workflows`."""
 
     async def load_steps(self, workflow_id: str) -> dict[int, RecordedStep]:
         """Every checkpoint of the workflow, by step id (one query, for replay)."""

@@ -61,6 +61,8 @@ from dbos_trio._sysdb.rows import (
     new_workflow_batch_values,
     new_workflow_placeholders,
     new_workflow_record,
+    similar_workflow_record,
+    similar_workflow_values,
 )
 from dbos_trio._sysdb.sql import SQLSystemDatabase
 from dbos_trio._sysdb.sql.listing import prefix_successor
@@ -108,6 +110,8 @@ def _values(schema: str) -> dict[str, Value]:
         **new_workflow_placeholders("%({})s", {"attributes": "::jsonb"}),
         "new_workflow_record": new_workflow_record(NEW_WORKFLOW_PARAMETER_TYPES),
         "new_workflow_batch_values": new_workflow_batch_values({"attributes": "::jsonb"}),
+        "similar_workflow_record": similar_workflow_record(NEW_WORKFLOW_PARAMETER_TYPES),
+        "similar_workflow_values": similar_workflow_values({"attributes": "::jsonb"}),
     }
 
 
@@ -151,6 +155,7 @@ class PostgresSystemDatabase(SQLSystemDatabase):
     STEP_BATCH_STATEMENT: ClassVar[str | None] = "record_steps"
     OUTCOME_BATCH_STATEMENT: ClassVar[str | None] = "record_outcomes"
     INIT_BATCH_STATEMENT: ClassVar[str | None] = "init_workflows"
+    SIMILAR_BATCH_STATEMENT: ClassVar[str | None] = "insert_new_workflows"
     TURN_STATEMENT: ClassVar[str | None] = "request_turn"
 
     def __init__(

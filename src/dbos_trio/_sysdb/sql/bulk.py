@@ -14,18 +14,29 @@ meets a deduplication id already held (by a row in the table or an earlier row o
 chunk) fails as a whole; its rows are then written one at a time, so each gets its own
 answer — the refusal goes to the rows that collide, never to their neighbours. Each
 queue written to is announced once per chunk.
+
+A bulk enqueue's plain rows (:class:`~dbos_trio._sysdb.similar.SimilarWorkflows`: one
+template, each row its own id and inputs) go, where the backend has one, through a plain
+multi-row INSERT (``insert_new_workflows``: no ON CONFLICT, nothing returned, half the
+server's work per row of ``init_workflows``). It either inserts the whole chunk or, on any
+row already there, nothing; that chunk is then written through ``init_workflows``, which
+answers each row as ``init_workflow`` would. So a retry after a lost reply (the chunk is
+there, by this insert's creator token) and ids that exist both end in the same answers as
+before. A template with a deduplication id takes ``init_workflows`` at once: its rows
+collide with each other by design.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import trio
 
 from dbos_trio._sysdb.errors import ForeignKeyViolation, UniqueViolation
 from dbos_trio._sysdb.records import Caller, InitResult, NewWorkflow, OutgoingMessage
-from dbos_trio._sysdb.rows import init_result, new_workflow_params
+from dbos_trio._sysdb.rows import init_result, new_workflow_params, similar_params
+from dbos_trio._sysdb.similar import SimilarWorkflows
 from dbos_trio._sysdb.sql.step_batches import StepBatchOperations
 from dbos_trio._sysdb.statements import Transaction
 from dbos_trio._sysdb.wakeups import message_key
@@ -33,7 +44,7 @@ from dbos_trio.errors import DBOSNonExistentWorkflowError, DBOSQueueDeduplicated
 
 # Rows per statement of a bulk enqueue: a 5,000-row batch as one JSON parameter of
 # several MB would hold its locks (and the server's memory) for one long statement.
-ENQUEUE_CHUNK = 500
+ENQUEUE_CHUNK = 1000
 # Chunks written at once (each on a connection of the pool) when no row can collide with
 # another's deduplication id.
 ENQUEUE_CONNECTIONS = 3
@@ -44,6 +55,50 @@ class _LostFence(Exception):
 
 
 class BulkOperations(StepBatchOperations):
+    # The backend's plain multi-row insert of SimilarWorkflows (None: row by row).
+    SIMILAR_BATCH_STATEMENT: ClassVar[str | None] = None
+
+    async def init_similar_workflows(
+        self, rows: SimilarWorkflows
+    ) -> list[InitResult | DBOSQueueDeduplicatedError]:
+        if self.SIMILAR_BATCH_STATEMENT is None or rows.template.deduplication_id is not None:
+            return await self.init_workflows(rows.expanded())
+        chunks = [
+            rows.chunk(start, start + ENQUEUE_CHUNK) for start in range(0, len(rows), ENQUEUE_CHUNK)
+        ]
+        answers: list[list[InitResult | DBOSQueueDeduplicatedError]] = [[] for _ in chunks]
+        failures: list[tuple[int, Exception]] = []
+        limiter = trio.CapacityLimiter(ENQUEUE_CONNECTIONS)
+
+        async def write(index: int, chunk: SimilarWorkflows) -> None:
+            async with limiter:
+                try:
+                    answers[index] = await self._insert_similar(chunk)
+                except Exception as error:  # raised below, outside the nursery's group
+                    failures.append((index, error))
+
+        async with trio.open_nursery() as nursery:
+            for index, chunk in enumerate(chunks):
+                nursery.start_soon(write, index, chunk)
+        if failures:
+            raise min(failures, key=lambda failure: failure[0])[1]
+        return [result for answer in answers for result in answer]
+
+    async def _insert_similar(
+        self, chunk: SimilarWorkflows
+    ) -> list[InitResult | DBOSQueueDeduplicatedError]:
+        assert self.SIMILAR_BATCH_STATEMENT is not None
+        try:
+            await self._db.run(self.SIMILAR_BATCH_STATEMENT, similar_params(chunk))
+        except UniqueViolation:
+            # A row is there already (ours, after a lost reply, or an id that exists):
+            # nothing of the chunk was written; answer each row as init_workflow would.
+            return await self._init_chunk(chunk.expanded())
+        template = chunk.template
+        if template.queue_name is not None:
+            self._announce_enqueued(template.queue_name, template.status)
+        return [chunk.created()] * len(chunk)
+
     async def init_workflows(
         self, news: Sequence[NewWorkflow]
     ) -> list[InitResult | DBOSQueueDeduplicatedError]:

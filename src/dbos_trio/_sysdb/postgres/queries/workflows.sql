@@ -64,6 +64,26 @@ LEFT JOIN LATERAL (
     LIMIT 1
 ) AS wo ON true
 
+-- name: insert_new_workflows
+-- A bulk enqueue's plain rows (sysdb/similar.py): new workflows alike but for their id and
+-- inputs, in one autocommit statement. The shared columns come once (one JSON object), each
+-- row as {"i": id, "x": inputs}. Plain INSERTs: no ON CONFLICT, no row locked, nothing
+-- returned, so a row already there (a retry of this very statement after its reply was
+-- lost, or an id the caller chose that exists) fails the statement as a whole with a
+-- unique violation and writes nothing; the caller then writes the chunk through
+-- init_workflows, which answers each row as init_workflow would. Rows go in in the batch's
+-- order (they share created_at: the dequeue's ties fall in insertion order).
+WITH shared AS MATERIALIZED (
+    SELECT * FROM json_to_record(%(shared)s::json) AS s({similar_workflow_record})
+), batch AS MATERIALIZED (
+    SELECT * FROM json_to_recordset(%(rows)s::json) AS r(i text, x text)
+), inserted AS (
+    INSERT INTO {schema}.workflow_status ({new_workflow_columns})
+    SELECT {similar_workflow_values} FROM batch AS r CROSS JOIN shared AS s
+)
+INSERT INTO {schema}.workflow_input (workflow_uuid, inputs)
+SELECT r.i, r.x FROM batch AS r
+
 -- name: init_child_workflow
 -- init_workflow for a child started from a workflow body: the parent's checkpoint (step
 -- id, child's name, child id) is written in the same statement, and nothing at all is
