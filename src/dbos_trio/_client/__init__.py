@@ -73,8 +73,9 @@ class Client(
     ``max_value_bytes`` (the largest value an enqueue or send stores), ``payload_store``
     and ``payload_store_threshold`` (values kept once outside the rows; without the store
     the application uses, a client cannot read the values it holds),
-    ``statement_timeout`` and ``idle_in_transaction_session_timeout`` are as in
-    :class:`~dbos_trio.Config`.
+    ``statement_timeout``, ``idle_in_transaction_session_timeout`` and ``group_commit``
+    (concurrent enqueues, sends and other writes of the client share commits; each call
+    still returns only once its own write committed) are as in :class:`~dbos_trio.Config`.
 
     Entering the block raises :class:`~dbos_trio.DBOSInitializationError` if the database
     cannot be opened (:class:`~dbos_trio.SystemDatabaseUnreachable` when no

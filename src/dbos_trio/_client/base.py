@@ -100,6 +100,7 @@ class ClientBase:
         payload_store: PayloadStore | None = None,
         payload_store_threshold: int = DEFAULT_PAYLOAD_STORE_THRESHOLD,
         idle_in_transaction_session_timeout: float | None = 60.0,
+        group_commit: bool = True,
     ) -> None:
         # The same rules as Config's, before anything connects.
         if database_url is None:
@@ -117,6 +118,8 @@ class ClientBase:
         require_database_url(direct_database_url, "Client direct_database_url")
         require_bool(prepared_statements, "Client prepared_statements")
         require_bool(allow_pickle, "Client allow_pickle")
+        require_bool(group_commit, "Client group_commit")
+        self._group_commit = group_commit
         require_value_limit(max_value_bytes, "Client max_value_bytes")
         self._max_value_bytes = max_value_bytes
         require_payload_store(payload_store, payload_store_threshold, max_value_bytes, "Client ")
@@ -180,6 +183,7 @@ class ClientBase:
                         prepared_statements=self._prepared_statements,
                         statement_timeout=self._statement_timeout,
                         idle_in_transaction_timeout=self._idle_in_transaction_timeout,
+                        group_commit=self._group_commit,
                     ),
                 )
             except DBOSInitializationError as error:
