@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from dbos_trio._sysdb.open import open_system_database
-from dbos_trio._sysdb.postgres.backend import (
+from dbos_trio._sysdb.postgres.listing import (
     PostgresListing,
     orders_by_code_point,
 )
