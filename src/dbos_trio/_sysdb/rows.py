@@ -166,6 +166,9 @@ def new_workflow_params(new: NewWorkflow, parent: ParentStep | None) -> dict[str
         "debounce_deadline_epoch_ms": new.debounce_deadline_epoch_ms,
         "attributes": new.attributes,
         "inputs": new.inputs,
+        # PostgreSQL's init_workflow NOTIFYs this channel itself when set (the notifier's
+        # leading edge: see postgres/notifier.py); None leaves the push to the notifier.
+        "notify_channel": None,
     }
     if parent is not None:
         params.update(
@@ -355,7 +358,7 @@ def similar_params(rows: SimilarWorkflows) -> dict[str, str]:
     beyond ASCII go as themselves (as in every batch parameter: a backslash-u escape fails
     in a database whose encoding is not UTF-8)."""
     shared: dict[str, Any] = new_workflow_params(rows.template, None)
-    del shared["workflow_id"], shared["inputs"]
+    del shared["workflow_id"], shared["inputs"], shared["notify_channel"]
     pairs = [
         {"i": workflow_id, "x": inputs}
         for workflow_id, inputs in zip(rows.workflow_ids, rows.inputs, strict=True)

@@ -25,13 +25,13 @@ Invariants, and why:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import psycopg
 import trio
 
 from dbos_trio._core.retry import Backoff
+from dbos_trio._core.statuses import ENQUEUED
 from dbos_trio._pg.connecting import connect
 from dbos_trio._pg.driver import TrioConnection
 from dbos_trio._pg.pool import Pool
@@ -41,6 +41,11 @@ from dbos_trio._sysdb.migrations import quote_identifier
 from dbos_trio._sysdb.postgres import durability, migrate
 from dbos_trio._sysdb.postgres.errors import map_error, missing_database_hint
 from dbos_trio._sysdb.postgres.listener import POLLING_RECHECK_SECONDS, Listener
+from dbos_trio._sysdb.postgres.listing import (
+    DEFAULT_COLLATION,
+    PostgresListing,
+    orders_by_code_point,
+)
 from dbos_trio._sysdb.postgres.notifier import Notifier
 from dbos_trio._sysdb.postgres.sessions import session_settings
 from dbos_trio._sysdb.postgres.statements import PostgresStatements
@@ -65,7 +70,6 @@ from dbos_trio._sysdb.rows import (
     similar_workflow_values,
 )
 from dbos_trio._sysdb.sql import SQLSystemDatabase
-from dbos_trio._sysdb.sql.listing import prefix_successor
 from dbos_trio._sysdb.statements import (
     PORTABLE_PACKAGE,
     Row,
@@ -278,7 +282,7 @@ class PostgresSystemDatabase(SQLSystemDatabase):
 
     async def list_workflows(self, filters: WorkflowFilters) -> list[WorkflowRow]:
         if filters.workflow_id_prefix is not None and self._pg_listing.bytewise is None:
-            rows = await self._db.query(_DEFAULT_COLLATION, [])
+            rows = await self._db.query(DEFAULT_COLLATION, [])
             self._pg_listing.bytewise = bool(rows) and orders_by_code_point(rows[0][0], rows[0][1])
         return await super().list_workflows(filters)
 
@@ -308,11 +312,22 @@ class PostgresSystemDatabase(SQLSystemDatabase):
 
     # --- what only PostgreSQL does -----------------------------------------------------
 
-    def _announce(self, key: str, notify: tuple[str, str] | None) -> None:
+    def _announce(self, key: str, notify: tuple[str, str] | None, *, sent: bool = False) -> None:
         if notify is None:
             self.wakeups.wake(key)  # the migration-1 trigger NOTIFYs the other processes
         else:
-            self.notifier.publish(notify[0], notify[1], key)
+            self.notifier.publish(notify[0], notify[1], key, sent=sent)
+
+    async def _write_one_start(self, params: dict[str, Any]) -> Row | None:
+        # A lone new ENQUEUED row on the notifier's leading edge NOTIFYs its queue in its
+        # own statement (one round trip less before a worker elsewhere hears of it).
+        if (
+            params["status"] == ENQUEUED
+            and params["queue_name"] is not None
+            and self.notifier.take_leading_edge(QUEUE_CHANNEL)
+        ):
+            params = {**params, "notify_channel": QUEUE_CHANNEL}
+        return await self._db.one("init_workflow", params)
 
     def _sweep_lock_key(self, application_name: str) -> int:
         key = self._sweep_lock_keys.get(application_name)
@@ -440,61 +455,3 @@ async def _migrate_on(
         await migrate.migrate(conn, schema, use_listen_notify=use_listen_notify, scrub=scrub)
     else:
         await migrate.verify(conn, schema)
-
-
-class PostgresListing:
-    """PostgreSQL's spelling of the listing query's dialect-specific parts."""
-
-    placeholder = "%s"
-    byte_length = "octet_length({})"
-
-    def __init__(self, quoted_schema: str) -> None:
-        self.table_prefix = quoted_schema + "."
-        # Whether the database's default collation orders text by code point (C, POSIX,
-        # C.UTF-8 of libc); None until asked (see PostgresSystemDatabase.list_workflows).
-        self.bytewise: bool | None = None
-
-    def member_of(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
-        return f"{column} = ANY(%s)", [list(values)]
-
-    def starts_with(self, column: str, prefix: str) -> tuple[str, list[Any]]:
-        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        like = f"{column} LIKE %s"
-        upper = prefix_successor(prefix) if self.bytewise else None
-        if upper is None:
-            return like, [escaped + "%"]
-        # LIKE alone cannot use the primary key's b-tree unless the collation is "C"
-        # exactly (C.UTF-8 is not recognised): a prefix listing read the whole table
-        # (1.0 s at 1M rows). The range narrows it to an index range; LIKE stays for
-        # exactness. Only sound where text sorts by code point (``bytewise``).
-        return f"{column} >= %s AND {column} < %s AND {like}", [prefix, upper, escaped + "%"]
-
-    def boolean(self, value: bool) -> Any:
-        return value
-
-    def attributes_contain(self, column: str, attributes: str) -> tuple[str, list[Any]]:
-        # JSONB containment, served by the GIN index of migration 40.
-        return f"{column} @> %s::jsonb", [attributes]
-
-    def paging(self, limit: int | None, offset: int | None) -> tuple[str, list[Any]]:
-        clause, params = "", []
-        if limit is not None:
-            clause, params = clause + " LIMIT %s", [limit]
-        if offset is not None:
-            clause, params = clause + " OFFSET %s", [*params, offset]
-        return clause, params
-
-
-# Collations of libc whose order is plain code-point order, as the server names them.
-_CODE_POINT_COLLATIONS = frozenset({"C", "POSIX", "C.UTF-8", "C.utf8"})
-
-_DEFAULT_COLLATION = (
-    "SELECT datcollate, to_jsonb(d) ->> 'datlocprovider' FROM pg_database AS d "
-    "WHERE datname = current_database()"
-)
-
-
-def orders_by_code_point(collation: str | None, provider: str | None) -> bool:
-    """Whether a database default collation sorts text by code point (so a prefix is a
-    range). ``provider`` is None before PostgreSQL 15, where the default is always libc."""
-    return provider in (None, "c") and collation in _CODE_POINT_COLLATIONS

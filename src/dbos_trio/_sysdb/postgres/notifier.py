@@ -13,6 +13,11 @@ Invariants, and why:
   end of that window, with everything pending on every channel. A lone enqueue thus
   reaches other processes one statement after its commit, and under load the statements
   stay at one per window.
+* A lone write may carry the leading edge itself (:meth:`Notifier.take_leading_edge`): when
+  nothing was pushed within the last window and nothing waits to be, its own statement
+  NOTIFYs (delivered at its commit), which saves the push's round trip; that counts as
+  the window's push, so still at most one notifying statement per window, and at most
+  one notifying commit per window takes the notify lock.
 * Idle costs nothing: no timer runs without a pending payload.
 * A batch that fails for a transient reason (an outage) is dropped, never retried: a
   notification is only a hint, and waiters re-check the database on their own interval
@@ -75,10 +80,24 @@ class Notifier:
         """Whether payloads are pushed to other processes (notifications on)."""
         return self._push
 
-    def publish(self, channel: str, payload: str, key: str) -> None:
-        """A write on ``channel`` committed: wake ``key`` here, and push ``payload`` soon."""
+    def take_leading_edge(self, channel: str) -> bool:
+        """Whether a write about to be sent may NOTIFY ``channel`` itself, in its own
+        statement: notifications are on, ``channel`` is urgent, nothing was pushed within
+        the last window and nothing is pending. True counts as this window's push (the
+        caller must then notify in the statement and :meth:`publish` with ``sent``)."""
+        if not self._push or channel not in self._urgent or self._pending:
+            return False
+        now = trio.current_time()
+        if now - self._last_push < self._window:
+            return False
+        self._last_push = now
+        return True
+
+    def publish(self, channel: str, payload: str, key: str, *, sent: bool = False) -> None:
+        """A write on ``channel`` committed: wake ``key`` here, and push ``payload`` soon
+        (``sent``: the write's own statement NOTIFYed it already)."""
         self._wakeups.wake(key)
-        if not self._push:
+        if not self._push or sent:
             return
         if len(payload.encode("utf-8", "surrogatepass")) > MAX_PAYLOAD_BYTES:
             logger.debug("not pushing a %d-byte notification on %s", len(payload), channel)

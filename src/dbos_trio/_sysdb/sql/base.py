@@ -27,20 +27,21 @@ class SQLBackendBase:
     # (SQLite's single writer): idle background writes then look first without it.
     IDLE_WRITES_TAKE_LOCK: ClassVar[bool] = False
 
-    def _announce(self, key: str, notify: tuple[str, str] | None) -> None:
+    def _announce(self, key: str, notify: tuple[str, str] | None, *, sent: bool = False) -> None:
         """A write under wakeup ``key`` committed: wake its waiters here, and, with
         ``notify`` = (channel, payload), those of other processes (``None``: a trigger
-        notifies them already)."""
+        notifies them already; ``sent``: the write's own statement NOTIFYed them)."""
         raise NotImplementedError
 
-    def _announce_enqueued(self, queue_name: str, status: str) -> None:
+    def _announce_enqueued(self, queue_name: str, status: str, *, sent: bool = False) -> None:
         """A new ENQUEUED or DELAYED row on ``queue_name`` committed: wake the queue's
-        worker (here at once, elsewhere through NOTIFY), or the dequeue supervisor, which
-        releases the row when it comes due."""
+        worker (here at once, elsewhere through NOTIFY unless the write's statement
+        ``sent`` it), or the dequeue supervisor, which releases the row when it comes
+        due."""
         announcement = enqueue_announcement(queue_name, status)
         if announcement is not None:
             key, channel, payload = announcement
-            self._announce(key, (channel, payload))
+            self._announce(key, (channel, payload), sent=sent)
 
     async def _sweep_leader(self, tx: Transaction, application_name: str) -> bool:
         """Inside the sweep's transaction: whether this executor sweeps timeouts now."""

@@ -89,7 +89,11 @@ class WorkflowOperations(StepBatchOperations):
             await self._raise_lost_ownership(parent.workflow_id, parent.owner_xid)
         result = init_result(row)
         if result.created and new.queue_name is not None:
-            self._announce_enqueued(new.queue_name, new.status)
+            # A twelfth column, where the statement has one, says it NOTIFYed the queue
+            # itself (PostgreSQL's, on the notifier's leading edge).
+            self._announce_enqueued(
+                new.queue_name, new.status, sent=len(row) > 11 and bool(row[11])
+            )
         return result
 
     async def load_steps(self, workflow_id: str) -> dict[int, RecordedStep]:

@@ -152,7 +152,7 @@ class SQLiteSystemDatabase(SQLSystemDatabase):
 
     # --- what only SQLite does ---------------------------------------------------------
 
-    def _announce(self, key: str, notify: tuple[str, str] | None) -> None:
+    def _announce(self, key: str, notify: tuple[str, str] | None, *, sent: bool = False) -> None:
         self._peers.wake(key)
 
     async def _claim_once(self, request: ClaimRequest) -> list[ClaimedWorkflow]:

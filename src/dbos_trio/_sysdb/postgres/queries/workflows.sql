@@ -9,7 +9,11 @@
 -- Create a workflow row and its inputs, or return the existing row untouched, in one
 -- round trip. The no-op DO UPDATE makes an existing row come back; "created" tells the
 -- two cases apart by the creator token. The outcome comes along for a finished row so a
--- repeated call returns without a second query.
+-- repeated call returns without a second query. With a notify_channel (the notifier's
+-- leading edge, see postgres/notifier.py) a new ENQUEUED row also NOTIFYs its queue on
+-- it, delivered at this statement's commit: a worker elsewhere hears of it without the
+-- round trip of a separate push; the last column says whether it did. (A CTE is evaluated
+-- only if read: the final SELECT reads it.)
 WITH inserted AS (
     INSERT INTO {schema}.workflow_status AS ws ({new_workflow_columns})
     VALUES ({new_workflow_values})
@@ -20,13 +24,18 @@ WITH inserted AS (
     INSERT INTO {schema}.workflow_input (workflow_uuid, inputs)
     SELECT workflow_uuid, %(inputs)s FROM inserted WHERE creator_xid = %(creator_xid)s
     ON CONFLICT (workflow_uuid) DO NOTHING
+), notified AS (
+    SELECT count(pg_notify(%(notify_channel)s::text, inserted.queue_name)) AS n FROM inserted
+    WHERE %(notify_channel)s::text IS NOT NULL AND inserted.status = 'ENQUEUED'
+      AND inserted.creator_xid = %(creator_xid)s AND inserted.queue_name IS NOT NULL
 )
 SELECT inserted.creator_xid IS NOT DISTINCT FROM %(creator_xid)s, inserted.status,
        inserted.name, inserted.class_name, inserted.config_name, inserted.queue_name,
        inserted.serialization, inserted.workflow_deadline_epoch_ms,
        COALESCE(wo.output, inserted.output), COALESCE(wo.error, inserted.error),
-       NULL::text
+       NULL::text, notified.n > 0
 FROM inserted
+CROSS JOIN notified
 LEFT JOIN {schema}.workflow_output AS wo ON wo.workflow_uuid = inserted.workflow_uuid
 
 -- name: init_workflows
