@@ -67,6 +67,10 @@ class LocalExecution:
     # doing (committed, its reply not yet back), not another executor's, so the watcher
     # leaves the execution alone (the write's reply decides whether it won).
     recording_outcome: bool = False
+    # A dequeued execution's queue slot, given back once its body has ended (before its
+    # outcome is written): the worker's next claim overlaps that write. Idempotent; the
+    # dispatch also calls it when the execution ends, however it ends.
+    release_slot: Callable[[], None] | None = None
 
 
 class ReplayProbe(Protocol):

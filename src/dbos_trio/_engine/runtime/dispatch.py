@@ -10,13 +10,16 @@ Invariants, and why:
 * A row whose class instance is missing in this process stays PENDING (logged): another
   process, or a later launch, may have it.
 * The execution runs as a task in the executor's nursery, holding a slot of the queue's
-  (and partition's) local running count that is released when the task ends, however it
-  ends, and waking the queue's worker so a freed slot is used at once.
+  (and partition's) local running count, released once: when its body has ended (before
+  its outcome is written, so the worker's next claim overlaps that write:
+  ``worker_concurrency`` bounds the bodies running here), or when the task ends, however
+  it ends. The queue's worker is woken so a freed slot is used at once.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dbos_trio._core.portable_types import from_portable, parameter_hints
@@ -181,14 +184,27 @@ async def dispatch(executor: Executor, claimed: ClaimedWorkflow, owner_xid: str)
     execution = executor.begin_local(workflow_id, owner_xid)
     execution.detached = True
     executor.running.add(claimed.queue_name, claimed.partition_key)
-    executor.spawn(_run_holding_slot, executor, plan, execution, claimed)
+    execution.release_slot = _slot_release(executor, claimed)
+    executor.spawn(_run_holding_slot, executor, plan, execution)
 
 
-async def _run_holding_slot(
-    executor: Executor, plan: ExecutionPlan, execution: Any, claimed: ClaimedWorkflow
-) -> None:
+def _slot_release(executor: Executor, claimed: ClaimedWorkflow) -> Callable[[], None]:
+    """Give back the claimed row's queue (and partition) slot, once, and wake the queue's
+    worker so the slot is used at once."""
+    released = False
+
+    def release() -> None:
+        nonlocal released
+        if not released:
+            released = True
+            executor.running.remove(claimed.queue_name, claimed.partition_key)
+            executor.wakeups.wake(queue_key(claimed.queue_name))
+
+    return release
+
+
+async def _run_holding_slot(executor: Executor, plan: ExecutionPlan, execution: Any) -> None:
     try:
         await run_detached(executor, plan, execution)
     finally:
-        executor.running.remove(claimed.queue_name, claimed.partition_key)
-        executor.wakeups.wake(queue_key(claimed.queue_name))
+        execution.release_slot()

@@ -225,6 +225,8 @@ async def _finish(
         status = ERROR
         error = encode_error(codec, raised, plan.serialization)
     execution.recording_outcome = True
+    if execution.release_slot is not None:
+        execution.release_slot()  # the body is done: a new one may start meanwhile
     won = await executor.sysdb.record_outcome(
         plan.workflow_id,
         plan.owner_xid,
