@@ -28,8 +28,8 @@ collide with each other by design.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, ClassVar, TypeVar
 
 import trio
 
@@ -54,6 +54,36 @@ class _LostFence(Exception):
     """Raised inside a bulk send's transaction to roll it back: the fence did not hold."""
 
 
+Answers = list[InitResult | DBOSQueueDeduplicatedError]
+C = TypeVar("C")
+
+
+async def _write_concurrently(
+    chunks: Sequence[C], write_chunk: Callable[[C], Awaitable[Answers]]
+) -> Answers:
+    """Chunks of distinct new ids on :data:`ENQUEUE_CONNECTIONS` connections at once: one
+    chunk's rows are encoded while the server inserts another's. The answers in chunk
+    order; a failure is raised once every chunk has ended (the first chunk's, in order),
+    the other chunks committed. Cancelled, each chunk in flight commits or not whole."""
+    answers: list[Answers] = [[] for _ in chunks]
+    failures: list[tuple[int, Exception]] = []
+    limiter = trio.CapacityLimiter(ENQUEUE_CONNECTIONS)
+
+    async def write(index: int, chunk: C) -> None:
+        async with limiter:
+            try:
+                answers[index] = await write_chunk(chunk)
+            except Exception as error:  # raised below, outside the nursery's group
+                failures.append((index, error))
+
+    async with trio.open_nursery() as nursery:
+        for index, chunk in enumerate(chunks):
+            nursery.start_soon(write, index, chunk)
+    if failures:
+        raise min(failures, key=lambda failure: failure[0])[1]
+    return [result for answer in answers for result in answer]
+
+
 class BulkOperations(StepBatchOperations):
     # The backend's plain multi-row insert of SimilarWorkflows (None: row by row).
     SIMILAR_BATCH_STATEMENT: ClassVar[str | None] = None
@@ -66,23 +96,7 @@ class BulkOperations(StepBatchOperations):
         chunks = [
             rows.chunk(start, start + ENQUEUE_CHUNK) for start in range(0, len(rows), ENQUEUE_CHUNK)
         ]
-        answers: list[list[InitResult | DBOSQueueDeduplicatedError]] = [[] for _ in chunks]
-        failures: list[tuple[int, Exception]] = []
-        limiter = trio.CapacityLimiter(ENQUEUE_CONNECTIONS)
-
-        async def write(index: int, chunk: SimilarWorkflows) -> None:
-            async with limiter:
-                try:
-                    answers[index] = await self._insert_similar(chunk)
-                except Exception as error:  # raised below, outside the nursery's group
-                    failures.append((index, error))
-
-        async with trio.open_nursery() as nursery:
-            for index, chunk in enumerate(chunks):
-                nursery.start_soon(write, index, chunk)
-        if failures:
-            raise min(failures, key=lambda failure: failure[0])[1]
-        return [result for answer in answers for result in answer]
+        return await _write_concurrently(chunks, self._insert_similar)
 
     async def _insert_similar(
         self, chunk: SimilarWorkflows
@@ -112,31 +126,7 @@ class BulkOperations(StepBatchOperations):
             for chunk in chunks:
                 results.extend(await self._init_chunk(chunk))
             return results
-        return await self._init_chunks_concurrently(chunks)
-
-    async def _init_chunks_concurrently(
-        self, chunks: Sequence[Sequence[NewWorkflow]]
-    ) -> list[InitResult | DBOSQueueDeduplicatedError]:
-        """Chunks of distinct new ids on :data:`ENQUEUE_CONNECTIONS` connections at once: one
-        chunk's rows are encoded while the server inserts another's. A failure is raised
-        once every chunk has ended (the first chunk's, in order); the others committed."""
-        answers: list[list[InitResult | DBOSQueueDeduplicatedError]] = [[] for _ in chunks]
-        failures: list[tuple[int, Exception]] = []
-        limiter = trio.CapacityLimiter(ENQUEUE_CONNECTIONS)
-
-        async def write(index: int, chunk: Sequence[NewWorkflow]) -> None:
-            async with limiter:
-                try:
-                    answers[index] = await self._init_chunk(chunk)
-                except Exception as error:  # raised below, outside the nursery's group
-                    failures.append((index, error))
-
-        async with trio.open_nursery() as nursery:
-            for index, chunk in enumerate(chunks):
-                nursery.start_soon(write, index, chunk)
-        if failures:
-            raise min(failures, key=lambda failure: failure[0])[1]
-        return [result for answer in answers for result in answer]
+        return await _write_concurrently(chunks, self._init_chunk)
 
     async def _init_chunk(
         self, news: Sequence[NewWorkflow]
