@@ -13,6 +13,9 @@ database each:
 * **drain**: ``--jobs`` rows enqueued in bulk, then a worker at concurrency 16 started;
   the clock runs from launch until a watcher (its own connection, every 20 ms) counts them
   all SUCCESS.
+* **sustained**: a worker here and a producer process of 16 tasks (a ``Client``), each
+  enqueueing one workflow at a time as fast as it is answered, for ``--seconds`` (20):
+  completions/s from 2 s in to the producer's end, and enqueue-to-start latency.
 
 Each scenario runs dbos_trio and then pgqueuer 1.6 (``benchmarks/wave3_pgqueuer.py`` in its
 own virtualenv, ``~/.cache/dbos_trio/bench-pgqueuer``: ``pip install pgqueuer==1.6.0``, or
@@ -186,6 +189,57 @@ async def drain(url: str, jobs: int) -> dict[str, Any]:
     }
 
 
+SUSTAINED_PRODUCER = r"""
+import json, sys, time, trio
+from dbos_trio import Client, EnqueueOptions
+url, tasks, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+async def main():
+    sent = {}
+    async with Client(url, app_name="wave3") as client:
+        options = EnqueueOptions(workflow_name="w3.noop", queue_name="w3")
+        await client.enqueue(options, -1)
+        deadline = time.monotonic() + seconds
+        async def loop():
+            while time.monotonic() < deadline:
+                handle = await client.enqueue(options, 0)
+                sent[handle.workflow_id] = time.time()
+        async with trio.open_nursery() as nursery:
+            for _ in range(tasks):
+                nursery.start_soon(loop)
+    print(json.dumps(sent))
+trio.run(main)
+"""
+
+
+async def sustained(url: str, seconds: float) -> dict[str, Any]:
+    """A worker here (concurrency 16, default settings) and a producer process of 16
+    tasks each enqueueing one workflow at a time for ``seconds``: completions/s from 2 s
+    in to the producer's end, and enqueue-to-start latency."""
+    started: dict[str, float] = {}
+    dbos = make_dbos(url, started)
+    async with dbos.launched():
+        begin = time.time()
+        proc = await trio.run_process(
+            [sys.executable, "-c", SUSTAINED_PRODUCER, url, "16", str(seconds)],
+            capture_stdout=True,
+        )
+        sent: dict[str, float] = json.loads(proc.stdout)
+        with trio.fail_after(60):
+            while not all(wid in started for wid in sent):  # noqa: ASYNC110 - bodies record
+                await trio.sleep(0.05)
+    window_start, window_end = begin + 2, begin + seconds
+    done = [at for wid, at in started.items() if wid in sent and window_start <= at < window_end]
+    latencies = [1000 * (started[wid] - at) for wid, at in sent.items()]
+    return {
+        "scenario": "sustained",
+        "enqueued": len(sent),
+        "completed_per_s": round(len(done) / (window_end - window_start)),
+        "enqueued_per_s": round(len(sent) / seconds),
+        "median_ms": round(median(latencies), 2),
+        "p99_ms": round(percentile(latencies, 0.99), 2),
+    }
+
+
 def succeeded_on(conn: psycopg.Connection[Any]) -> int:
     query = "SELECT count(*) FROM dbos.workflow_status WHERE status = 'SUCCESS'"
     row = conn.execute(query).fetchone()
@@ -228,7 +282,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=5000)
-    parser.add_argument("--only", choices=["pickup", "bulk", "drain"], default=None)
+    parser.add_argument("--only", choices=["pickup", "bulk", "drain", "sustained"], default=None)
+    parser.add_argument("--seconds", type=float, default=20.0, help="sustained producer's run")
     parser.add_argument("--no-pgqueuer", action="store_true")
     parser.add_argument("--no-procrastinate", action="store_true")
     args = parser.parse_args()
@@ -252,6 +307,11 @@ def main() -> None:
             ("drain", lambda url: trio.run(drain, url, args.jobs)),
             ("drain", lambda url: run_pgqueuer("drain", url, args.jobs) if peer else None),
             ("drain", lambda url: run_procrastinate("drain", url)),
+            ("sustained", lambda url: trio.run(sustained, url, args.seconds)),
+            (
+                "sustained",
+                lambda url: run_pgqueuer("sustained", url, int(args.seconds)) if peer else None,
+            ),
         ]
         for name, run in runs:
             if args.only not in (None, name):

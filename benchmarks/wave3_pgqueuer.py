@@ -13,6 +13,8 @@ asyncpg connection each for the worker and the producer.
 * ``bulk``: ``JOBS`` jobs in one ``enqueue`` call of lists.
 * ``drain``: ``JOBS`` jobs enqueued in bulk, then a worker started; the clock runs from its
   start until every job has run.
+* ``sustained``: this process works; a producer process of 16 tasks (an asyncpg pool of
+  16) each enqueues one job at a time, as fast as answered, for ``JOBS`` seconds.
 """
 
 from __future__ import annotations
@@ -47,6 +49,28 @@ async def main():
             await asyncio.sleep(delay)
         ids = await q.enqueue("w3", str(i).encode())
         sent[str(ids[0])] = time.time()
+    print(json.dumps(sent))
+asyncio.run(main())
+"""
+
+
+SUSTAINED_PRODUCER = r"""
+import asyncio, json, sys, time, asyncpg
+from pgqueuer import AsyncpgPoolDriver
+from pgqueuer.queries import Queries
+async def main():
+    url, tasks, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    pool = await asyncpg.create_pool(url, min_size=tasks, max_size=tasks)
+    q = Queries(AsyncpgPoolDriver(pool))
+    await q.enqueue("w3", b"-1")
+    sent = {}
+    deadline = time.monotonic() + seconds
+    async def loop():
+        while time.monotonic() < deadline:
+            ids = await q.enqueue("w3", b"0")
+            sent[str(ids[0])] = time.time()
+    await asyncio.gather(*(loop() for _ in range(tasks)))
+    await pool.close()
     print(json.dumps(sent))
 asyncio.run(main())
 """
@@ -151,6 +175,62 @@ async def drain(url: str, jobs: int) -> dict[str, object]:
     }
 
 
+async def sustained(url: str, seconds: float) -> dict[str, object]:
+    """A worker here (the drain's settings) and a producer process of 16 tasks each
+    enqueueing one job at a time for ``seconds``: completions/s from 2 s in to the
+    producer's end, and enqueue-to-start latency."""
+    started: dict[str, float] = {}
+    conn = await asyncpg.connect(url)
+    qm = QueueManager(Queries(AsyncpgDriver(conn)))
+
+    @qm.entrypoint("w3")
+    async def w3(job: Job) -> None:
+        started[str(job.id)] = time.time()
+
+    worker = asyncio.create_task(
+        qm.run(batch_size=8, max_concurrent_tasks=16, dequeue_timeout=timedelta(seconds=1))
+    )
+    await asyncio.sleep(0.5)
+    begin = time.time()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        SUSTAINED_PRODUCER,
+        url,
+        "16",
+        str(seconds),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await proc.communicate()
+    sent: dict[str, float] = json.loads(out)
+    deadline = time.monotonic() + 30
+    while not all(job_id in started for job_id in sent) and time.monotonic() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(0.05)
+    qm.shutdown.set()
+    await worker
+    await conn.close()
+    return sustained_record("pgqueuer", sent, started, begin, seconds)
+
+
+def sustained_record(
+    library: str, sent: dict[str, float], started: dict[str, float], begin: float, seconds: float
+) -> dict[str, object]:
+    """Completions/s between 2 s after the producer started and its end; latency of
+    every job from its enqueue returning to its start."""
+    window_start, window_end = begin + 2, begin + seconds
+    done = [at for job, at in started.items() if job in sent and window_start <= at < window_end]
+    latencies = [1000 * (started[job] - at) for job, at in sent.items() if job in started]
+    return {
+        "scenario": "sustained",
+        "library": library,
+        "enqueued": len(sent),
+        "completed_per_s": round(len(done) / (window_end - window_start)),
+        "enqueued_per_s": round(len(sent) / seconds),
+        "median_ms": round(statistics.median(latencies), 2),
+        "p99_ms": round(percentile(latencies, 0.99), 2),
+    }
+
+
 async def fill(url: str, jobs: int) -> dict[str, object]:
     conn = await asyncpg.connect(url)
     q = Queries(AsyncpgDriver(conn))
@@ -200,6 +280,8 @@ async def main() -> None:
         record = await pickup(url)
     elif scenario == "bulk":
         record = await bulk(url, jobs)
+    elif scenario == "sustained":
+        record = await sustained(url, float(jobs))
     else:
         record = await drain(url, jobs)
     print(json.dumps(record), flush=True)
