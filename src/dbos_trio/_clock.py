@@ -15,6 +15,8 @@ blocked on a socket counts as idle.
 from __future__ import annotations
 
 import contextlib
+import math
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -80,3 +82,18 @@ def real_time_limit(seconds: float) -> Iterator[trio.CancelScope]:
             yield scope
     finally:
         timer.cancel()
+
+
+def autojumping() -> bool:
+    """Whether the running Trio loop is driven by an autojumping ``trio.testing.MockClock``,
+    which skips to the next deadline whenever every task waits — a task waiting for a
+    worker thread included, so work handed to a thread would let virtual time run ahead
+    of it. Must be called inside a Trio run; never blocks. (The engine's pacing asks the
+    same, ``_engine.runtime.pacing.on_virtual_time``.)"""
+    # trio.testing is looked up, not imported: a MockClock exists only once it was imported,
+    # and importing it loads pytest where it is installed.
+    testing = sys.modules.get("trio.testing")
+    if testing is None:
+        return False
+    clock = trio.lowlevel.current_clock()
+    return isinstance(clock, testing.MockClock) and clock.autojump_threshold != math.inf

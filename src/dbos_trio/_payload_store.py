@@ -12,9 +12,14 @@ The row keeps a reference (:mod:`dbos_trio._core.payload_refs`); the codec
 (:mod:`dbos_trio._serialization`) stores on encode, before the row is written, and
 resolves on decode, on every read path.
 
-The interface is synchronous and called on the Trio thread, like the serializer: an
-implementation must answer quickly (a local or network filesystem does); one over an
-object store should keep a local cache in front of it.
+The interface is synchronous. dbos_trio calls ``put`` and ``get`` from a worker thread
+(``trio.to_thread.run_sync``, :mod:`dbos_trio._payload_io`) on every path that can wait —
+workflow inputs, outputs, step outputs, messages, events and stream values, their reads
+and the faces' — so a write and its ``fsync`` never stall the other workflows of the
+process; a few paths still call them on the Trio thread (recovery's and the queues' reads
+of inputs, enqueues by a client). So an implementation must be safe to call from several
+threads at once, and should answer quickly; one over an object store should keep a local
+cache in front of it.
 """
 
 from __future__ import annotations
@@ -36,9 +41,13 @@ _HEX = frozenset("0123456789abcdef")
 class PayloadStore(Protocol):
     """Holds serialized values by their sha256 (lowercase hex).
 
-    Every method is synchronous and runs on the calling (Trio) thread; an error raised
-    reaches the caller as :class:`~dbos_trio.DBOSPayloadError` naming the hash and
-    :meth:`where`. Cancellation cannot interrupt a call (it is synchronous)."""
+    Every method is synchronous; ``put`` and ``get`` are mostly called from worker threads,
+    concurrently (the module docs say which paths), so an implementation must be
+    thread-safe. An error raised reaches the caller as :class:`~dbos_trio.DBOSPayloadError`
+    naming the hash and :meth:`where`. Cancellation never interrupts a call: a cancelled
+    writer waits for its ``put`` to return (so the entry is whole or absent before the
+    cancellation is raised), a cancelled reader stops waiting and its ``get``'s result is
+    dropped."""
 
     def put(self, sha256: str, data: bytes) -> None:
         """Store ``data`` under ``sha256`` (its hash), atomically; if the entry exists,
@@ -82,8 +91,12 @@ def _checked(sha256: str) -> str:
 class DirectoryPayloadStore:
     """A payload store in a filesystem directory: ``<directory>/<first 2 hex>/<sha256>``.
 
-    Safe for several processes (and hosts, on a shared filesystem with atomic rename)
-    sharing one directory: entries are written under a temporary name and renamed."""
+    Safe for several processes (and hosts, on a shared filesystem with atomic rename) and
+    threads sharing one directory: entries are written under a temporary name of their own
+    and renamed. dbos_trio calls :meth:`put` and :meth:`get` from worker threads (see the
+    module docs); a cancelled caller waits for a :meth:`put` to finish, so a cancellation
+    never leaves a partial entry: only a temporary file, removed by the put that failed or,
+    after a crash, by the garbage collector (:meth:`unused_since`)."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         path = Path(directory)
@@ -107,7 +120,12 @@ class DirectoryPayloadStore:
 
     def put(self, sha256: str, data: bytes) -> None:
         """Write ``data`` to a temporary file in the entry's folder, flush it to disk and
-        rename it over the entry's name; an existing entry only has its time renewed."""
+        rename it over the entry's name; an existing entry only has its time renewed.
+
+        The entry is never visible partly written: a failure (disk full) removes the
+        temporary file and raises :class:`~dbos_trio.PayloadStoreError` naming the hash and
+        the file, leaving no entry; a crash leaves at most the temporary file. Cancellation
+        cannot interrupt it (synchronous): dbos_trio waits for it to return."""
         target = self.path_of(sha256)
         try:
             os.utime(target)  # already there: the same bytes; renew it for the grace period
@@ -129,7 +147,9 @@ class DirectoryPayloadStore:
             ) from error
 
     def get(self, sha256: str) -> bytes:
-        """The entry's bytes, checked against its hash."""
+        """The entry's bytes, checked against its hash; a missing or corrupt entry raises
+        :class:`~dbos_trio.PayloadStoreError` naming the hash and the file. It changes
+        nothing, so a cancelled reader may abandon it (dbos_trio does)."""
         target = self.path_of(sha256)
         try:
             data = target.read_bytes()

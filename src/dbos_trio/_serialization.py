@@ -25,7 +25,10 @@ With a payload store configured (``Config.payload_store``), a value whose stored
 over ``Config.payload_store_threshold`` is put in the store before its row is written, and
 the row keeps a reference to it (:mod:`dbos_trio._core.payload_refs`); every decode
 resolves a reference first, so each read path sees the value as if it were inline.
-Errors are always stored inline (one over the limit is shortened instead).
+Errors are always stored inline (one over the limit is shortened instead). The store's I/O
+is :mod:`dbos_trio._payload_io`'s: an encode with ``defer=True`` leaves the put to
+:meth:`Codec.settle`, and :meth:`Codec.prefetch` reads entries ahead of a decode, both in a
+worker thread, so a large value does not stall the Trio thread.
 """
 
 from __future__ import annotations
@@ -37,16 +40,12 @@ import pickle
 import traceback
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from dbos_trio._core.payload_refs import (
-    PayloadRef,
-    looks_like_reference,
-    parse_reference,
-    reference_for,
-)
+from dbos_trio._core.payload_refs import PayloadRef, looks_like_reference, parse_reference
 from dbos_trio._core.pickled import TRACEBACK_ATTRIBUTE
 from dbos_trio._core.portable_types import UNTYPED
 from dbos_trio._core.portable_types import from_portable as from_portable
 from dbos_trio._core.portable_types import to_portable as to_portable
+from dbos_trio._payload_io import PayloadIO
 from dbos_trio.errors import DBOSPayloadError, DBOSValueTooLargeError, PortableWorkflowError
 from dbos_trio.errors import PortableValueError as PortableValueError
 
@@ -176,6 +175,7 @@ class Codec:
         self.configured = configured
         self.payload_store = payload_store
         self.payload_store_threshold = payload_store_threshold
+        self.io = PayloadIO(payload_store, payload_store_threshold)
         self.default_format = configured.name()
         self.allow_pickle = allow_pickle
         self.max_value_bytes = max_value_bytes
@@ -211,10 +211,12 @@ class Codec:
         size = stored_size(text)
         return size if size > limit else None
 
-    def sized(self, text: str, what: str) -> str:
+    def sized(self, text: str, what: str, *, defer: bool = False) -> str:
         """The text to write for ``text``: itself, or a reference once it is in the payload
-        store (over the store's threshold); :class:`DBOSValueTooLargeError` naming ``what``
-        if over the size limit, :class:`DBOSPayloadError` if the store cannot take it."""
+        store (over the store's threshold; with ``defer``, an
+        :class:`~dbos_trio._payload_io.Unsettled` reference that :meth:`settle` must put
+        before the row is written); :class:`DBOSValueTooLargeError` naming ``what`` if over
+        the size limit, :class:`DBOSPayloadError` if the store cannot take it."""
         size = self.over_limit(text)
         if size is not None:
             assert self.max_value_bytes is not None
@@ -228,47 +230,24 @@ class Codec:
                 "the serializer wrote text beginning with 'dbos_trio_payload:', which is "
                 "reserved for payload store references",
             )
-        store = self.payload_store
-        if store is None or len(text) <= self.payload_store_threshold:
-            return text
-        data = text.encode("utf-8", "surrogatepass")
-        if len(data) <= self.payload_store_threshold:
-            return text
-        ref = reference_for(data)
-        try:
-            store.put(ref.sha256, data)
-        except Exception as failed:
-            raise DBOSPayloadError(
-                what, None, f"cannot put payload {ref.sha256} in {store.where()}: {failed}"
-            ) from failed
-        return ref.text()
+        return self.io.store_text(text, what, defer=defer)
+
+    async def settle(self, text: str | None) -> str | None:
+        """``text`` ready to write: a deferred reference once its entry is whole in the
+        store, put in a worker thread (see :meth:`~dbos_trio._payload_io.PayloadIO.settle`
+        for cancellation and errors); any other text as it is."""
+        return await self.io.settle(text)
+
+    async def prefetch(self, *texts: str | None) -> None:
+        """Read the store entries these payloads reference in a worker thread, ahead of
+        their decode (see :meth:`~dbos_trio._payload_io.PayloadIO.prefetch`)."""
+        await self.io.prefetch(*texts)
 
     def resolve(self, text: str, fmt: str | None, what: str = "a payload") -> str:
         """The stored text itself: ``text``, or, if it is a payload store reference, the
         text the store holds for it; :class:`DBOSPayloadError` naming the hash and the
         store if it has no such entry, a corrupt one, or this process has no store."""
-        if not looks_like_reference(text):
-            return text
-        try:
-            ref = parse_reference(text)
-        except ValueError as malformed:
-            raise DBOSPayloadError(what, fmt, malformed) from malformed
-        store = self.payload_store
-        if store is None:
-            raise DBOSPayloadError(
-                what,
-                fmt,
-                f"stored in the payload store: sha256 {ref.sha256}, {ref.size:,} bytes; this "
-                "process has no payload store configured (Config.payload_store, Client "
-                "payload_store, or the CLI's --payload-store)",
-            )
-        try:
-            data = store.get(ref.sha256)
-        except Exception as failed:
-            raise DBOSPayloadError(
-                what, fmt, f"payload sha256 {ref.sha256} in {store.where()}: {failed}"
-            ) from failed
-        return data.decode("utf-8", "surrogatepass")
+        return self.io.resolve(text, fmt, what)
 
     def stored_reference(self, text: str | None) -> PayloadRef | None:
         """The reference ``text`` holds, if it is a well-formed one and this process has
@@ -285,10 +264,13 @@ class Codec:
         """The format a new workflow writes: portable JSON if asked, else the configured one."""
         return PORTABLE_JSON if portable else self.default_format
 
-    def encode(self, value: Any, fmt: str | None = None, what: str = "a value") -> str:
+    def encode(
+        self, value: Any, fmt: str | None = None, what: str = "a value", *, defer: bool = False
+    ) -> str:
         """``value`` in format ``fmt`` (the serializer's error if it has no form there),
-        within the size limit (:class:`DBOSValueTooLargeError` naming ``what``)."""
-        return self.sized(self._serializer_for(fmt).serialize(value), what)
+        within the size limit (:class:`DBOSValueTooLargeError` naming ``what``); ``defer``
+        as in :meth:`sized`."""
+        return self.sized(self._serializer_for(fmt).serialize(value), what, defer=defer)
 
     def decode(
         self, text: str | None, fmt: str | None, what: str = "a payload", hint: Any = UNTYPED
@@ -314,8 +296,11 @@ class Codec:
         kwargs: dict[str, Any],
         fmt: str,
         what: str = "the workflow inputs",
+        *,
+        defer: bool = False,
     ) -> str:
-        """The inputs envelope of ``fmt``, within the size limit."""
+        """The inputs envelope of ``fmt``, within the size limit (``defer`` as in
+        :meth:`sized`)."""
         if fmt == PORTABLE_JSON:
             envelope: dict[str, Any] = {
                 "positionalArgs": [to_portable(arg, f"args[{i}]") for i, arg in enumerate(args)]
@@ -324,9 +309,9 @@ class Codec:
                 envelope["namedArgs"] = {
                     key: to_portable(value, key) for key, value in kwargs.items()
                 }
-            return self.sized(json_text(envelope), what)
+            return self.sized(json_text(envelope), what, defer=defer)
         text = self._serializer_for(fmt).serialize({"args": tuple(args), "kwargs": dict(kwargs)})
-        return self.sized(text, what)
+        return self.sized(text, what, defer=defer)
 
     def decode_inputs(
         self, text: str | None, fmt: str | None, what: str = "workflow inputs"

@@ -12,7 +12,7 @@ from typing import Any
 
 from dbos_trio._client.base import ClientBase, ClientWorkflowHandle
 from dbos_trio._client.options import EnqueueOptions, SerializationChoice
-from dbos_trio._client.rows import enqueued_row
+from dbos_trio._client.rows import stored_row
 from dbos_trio._engine.queues.enqueue import insert_queued
 from dbos_trio._engine.workflows.options import StartExtras
 from dbos_trio._engine.workflows.start import check_reuse, check_same_workflow
@@ -43,7 +43,7 @@ class ClientMessaging(ClientBase):
             raise DBOSArgumentTypeError(
                 f"enqueue needs EnqueueOptions, not {type(options).__name__}"
             )
-        new = enqueued_row(runtime, options, args, kwargs)
+        new = await stored_row(runtime, options, args, kwargs)
         workflow_id = new.workflow_id
         init = await insert_queued(runtime, new, None, options.duplication_policy)
         if isinstance(init, str):

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import attrs
+
 from dbos_trio._client.options import EnqueueOptions, payload_format
 from dbos_trio._core import attributes as attributes_rules
 from dbos_trio._core.ids import random_uuid
@@ -26,12 +28,41 @@ def enqueued_row(
     runtime: Runtime, options: EnqueueOptions, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> NewWorkflow:
     """The ENQUEUED (or DELAYED) row for ``options``; arguments that cannot be serialized
-    raise :class:`~dbos_trio.DBOSException` naming the workflow and the format."""
+    raise :class:`~dbos_trio.DBOSException` naming the workflow and the format. Inputs over
+    the payload store's threshold are put in the store now, on this thread (see
+    :func:`stored_row` for the write paths that can wait)."""
+    return _row(runtime, options, args, kwargs, defer=False)
+
+
+async def stored_row(
+    runtime: Runtime, options: EnqueueOptions, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> NewWorkflow:
+    """:func:`enqueued_row`, inputs over the payload store's threshold put in the store from
+    a worker thread before the row is returned (cancellation waits for the put, so the
+    entry is whole or absent; a failed put raises :class:`~dbos_trio.DBOSPayloadError`)."""
+    new = _row(runtime, options, args, kwargs, defer=True)
+    inputs = await runtime.codec.settle(new.inputs)
+    assert inputs is not None
+    return attrs.evolve(new, inputs=inputs)
+
+
+def _row(
+    runtime: Runtime,
+    options: EnqueueOptions,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    defer: bool,
+) -> NewWorkflow:
     codec = runtime.codec
     fmt = payload_format(codec, options.serialization)
     try:
         inputs = codec.encode_inputs(
-            tuple(args), dict(kwargs), fmt, f"the inputs of workflow {options.workflow_name}"
+            tuple(args),
+            dict(kwargs),
+            fmt,
+            f"the inputs of workflow {options.workflow_name}",
+            defer=defer,
         )
     except DBOSValueTooLargeError:
         raise  # names the value, its size and the limit already

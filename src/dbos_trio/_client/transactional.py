@@ -36,7 +36,7 @@ import trio
 
 from dbos_trio._client.base import ClientBase, ClientWorkflowHandle
 from dbos_trio._client.options import EnqueueOptions, SerializationChoice, payload_format
-from dbos_trio._client.rows import enqueued_row
+from dbos_trio._client.rows import stored_row
 from dbos_trio._core import validate
 from dbos_trio._engine.state import Runtime
 from dbos_trio._engine.workflows.start import check_same_workflow
@@ -80,7 +80,7 @@ class ClientTransactional(ClientBase):
                 "supported (after a deduplication conflict the caller's transaction is "
                 "aborted, so the holder cannot be looked up in it)"
             )
-        new = enqueued_row(runtime, options, args, kwargs)
+        new = await stored_row(runtime, options, args, kwargs)
         sql = statement_text(schema, "init_workflow")
         try:
             row = await _fetch_one(conn, sql, new_workflow_params(new, None))

@@ -46,15 +46,19 @@ def get_workflow_status(
     runtime = reach.runtime("get_workflow_status")
 
     async def read() -> WorkflowStatus | None:
+        codec = runtime.codec
         if not previews:
             row = await runtime.sysdb.get_workflow(workflow_id)
-            return None if row is None else workflow_status(runtime.codec, row)
+            if row is None:
+                return None
+            await codec.prefetch(row.inputs, row.output)  # store entries, off the Trio thread
+            return workflow_status(codec, row)
         bounded = await runtime.sysdb.get_workflow_bounded(workflow_id, PREVIEW_BOUND)
         if bounded is None:
             return None
-        return workflow_status(
-            runtime.codec, bounded.record, previews=True, clipped=bounded.clipped
-        )
+        row = bounded.record
+        await codec.prefetch(row.inputs, row.output)
+        return workflow_status(codec, row, previews=True, clipped=bounded.clipped)
 
     return reach.checkpoint("DBOS.getStatus", read)
 
@@ -95,23 +99,31 @@ def list_workflow_steps(
 
     async def read() -> list[StepInfo]:
         codec = runtime.codec
+        infos: list[StepInfo] = []
         if not previews:
             steps = await runtime.sysdb.list_steps(workflow_id, limit=limit, offset=offset)
-            return [step_info(codec, workflow_id, s, load_output=load_output) for s in steps]
+            for step in steps:
+                if load_output:  # one at a time: the prefetch cache holds this one
+                    await codec.prefetch(step.output)
+                infos.append(step_info(codec, workflow_id, step, load_output=load_output))
+            return infos
         bounded = await runtime.sysdb.list_steps_bounded(
             workflow_id, PREVIEW_BOUND, limit=limit, offset=offset
         )
-        return [
-            step_info(
-                codec,
-                workflow_id,
-                b.record,
-                load_output=load_output,
-                previews=True,
-                clipped=b.clipped,
+        for b in bounded:
+            if load_output:
+                await codec.prefetch(b.record.output)
+            infos.append(
+                step_info(
+                    codec,
+                    workflow_id,
+                    b.record,
+                    load_output=load_output,
+                    previews=True,
+                    clipped=b.clipped,
+                )
             )
-            for b in bounded
-        ]
+        return infos
 
     return reach.checkpoint("DBOS.listWorkflowSteps", read)
 
@@ -180,6 +192,10 @@ def _list(
 
     async def read() -> list[WorkflowStatus]:
         rows = await runtime.sysdb.list_workflows(query)
-        return [workflow_status(runtime.codec, row) for row in rows]
+        statuses: list[WorkflowStatus] = []
+        for row in rows:  # one at a time: the prefetch cache holds this row's entries
+            await runtime.codec.prefetch(row.inputs, row.output)
+            statuses.append(workflow_status(runtime.codec, row))
+        return statuses
 
     return reach.checkpoint(step_name, read)

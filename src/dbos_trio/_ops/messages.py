@@ -83,8 +83,11 @@ def _format(runtime: Runtime, serialization: SerializationChoice | None) -> str:
 
 
 def _encode(runtime: Runtime, value: Any, fmt: str, destination_id: str = "") -> str:
+    # Deferred: a payload store put runs in a worker thread, settled before the row is
+    # written (send_message, and outgoing below).
     try:
-        return runtime.codec.encode(value, fmt, f"the message to workflow {destination_id}")
+        what = f"the message to workflow {destination_id}"
+        return runtime.codec.encode(value, fmt, what, defer=True)
     except DBOSValueTooLargeError:
         raise  # names the value, its size and the limit already
     except Exception as error:
@@ -101,7 +104,10 @@ async def outgoing(
     its destination and, with ``forks``, to every fork of it found now."""
     rows: list[OutgoingMessage] = []
     for message in batch:
-        encoded = _encode(runtime, message.message, fmt, message.destination_id)
+        encoded = await runtime.codec.settle(
+            _encode(runtime, message.message, fmt, message.destination_id)
+        )
+        assert encoded is not None
         targets = [message.destination_id]
         if forks is not None:
             targets += await forks(message.destination_id)
@@ -235,7 +241,10 @@ async def _get_event_unrecorded(
         return runtime.clock.now() + timeout_seconds
 
     found = await waits.wait_for_event(runtime, workflow_id, key, deadline)
-    return None if found is None else runtime.codec.decode(found[0], found[1])
+    if found is None:
+        return None
+    await runtime.codec.prefetch(found[0])
+    return runtime.codec.decode(found[0], found[1])
 
 
 def get_all_events(reach: Reach, workflow_id: str) -> Coroutine[Any, Any, dict[str, Any]]:
@@ -308,6 +317,7 @@ async def _read_unrecorded(
                 if streams.is_end(value, fmt):
                     return
                 offset += 1
+                await runtime.codec.prefetch(value)
                 yield runtime.codec.decode(value, fmt)
 
 

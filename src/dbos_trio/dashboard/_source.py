@@ -198,25 +198,28 @@ class Source:
             return None
         row, clipped = bounded.record, bounded.clipped
         fmt = row.serialization
-        steps = [
-            (b.record, self._step_output(b), self._step_error(b))
-            for b in await sysdb.list_steps_bounded(
-                workflow_id, PREVIEW_BOUND, limit=STEP_LIMIT + 1
-            )
-        ]
+        # Store entries the page shows are read in a worker thread first (prefetch).
+        await self.codec.prefetch(row.inputs, row.output)
+        steps = []
+        for b in await sysdb.list_steps_bounded(workflow_id, PREVIEW_BOUND, limit=STEP_LIMIT + 1):
+            await self.codec.prefetch(b.record.output)
+            steps.append((b.record, self._step_output(b), self._step_error(b)))
         children = await self.list_workflows(
             {"parent_workflow_id": workflow_id, "limit": CHILD_LIMIT}
         )
         events = [
-            (b.record, self._shown_value(b, b.record.value, b.record.serialization, "value"))
+            (b.record, await self._shown_value(b, b.record.value, b.record.serialization, "value"))
             for b in await sysdb.list_events_bounded(workflow_id, EVENT_LIMIT + 1, PREVIEW_BOUND)
         ]
         messages = [
-            (b.record, self._shown_value(b, b.record.message, b.record.serialization, "message"))
+            (
+                b.record,
+                await self._shown_value(b, b.record.message, b.record.serialization, "message"),
+            )
             for b in await sysdb.list_messages_bounded(workflow_id, MESSAGE_LIMIT, PREVIEW_BOUND)
         ]
         streams = [
-            (b.record, self._shown_value(b, b.record.value, b.record.serialization, "value"))
+            (b.record, await self._shown_value(b, b.record.value, b.record.serialization, "value"))
             for b in await sysdb.list_stream_entries_bounded(
                 workflow_id, STREAM_LIMIT, PREVIEW_BOUND
             )
@@ -239,7 +242,10 @@ class Source:
             streams=streams,
         )
 
-    def _shown_value(self, bounded: Bounded[Any], raw: str, fmt: str | None, field: str) -> Shown:
+    async def _shown_value(
+        self, bounded: Bounded[Any], raw: str, fmt: str | None, field: str
+    ) -> Shown:
+        await self.codec.prefetch(raw)
         return self.show(raw, fmt, clipped=bounded.clipped.get(field)) or Shown("", True)
 
     def _step_error(self, bounded: Bounded[RecordedStep]) -> Shown | None:

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from dbos_trio._core import validate
 from dbos_trio._engine.context import WorkflowContext, current_step
-from dbos_trio._engine.durable.messages import encode_payload
+from dbos_trio._engine.durable.messages import stored_payload
 from dbos_trio._engine.durable.sleep import SLEEP, check_seconds, durable_wake_time
 from dbos_trio._engine.durable.waits import wait_for_event
 from dbos_trio._engine.workflows import checkpoint
-from dbos_trio._engine.workflows.checkpoint import Slot, caller_for, decode_payload, record_payload
+from dbos_trio._engine.workflows.checkpoint import Slot, caller_for, decoded_payload, record_payload
 from dbos_trio._sysdb.records import Caller
 from dbos_trio.errors import DBOSException
 
@@ -58,7 +58,7 @@ def set_event(key: str, value: Any, fmt: str | None = None) -> Coroutine[Any, An
     async def publish() -> None:
         executor = ctx.executor
         fmt = chosen or ctx.serialization
-        encoded = encode_payload(executor, value, fmt, f"value of event {key!r}")
+        encoded = await stored_payload(executor, value, fmt, f"value of event {key!r}")
         await executor.sysdb.set_event(caller(), key, encoded, fmt, executor.clock.now_ms())
 
     return checkpoint.checkpointed(slot, publish, records_itself=True, record_errors=False)
@@ -83,13 +83,13 @@ async def _get_event(
         async def plain_deadline() -> float:
             return executor.clock.now() + timeout_seconds
 
-        return decode_payload(
+        return await decoded_payload(
             executor, await wait_for_event(executor, workflow_id, key, plain_deadline)
         )
     await slot.placed()
     recorded = slot.recorded()
     if recorded is not None:
-        return checkpoint.replay_value(executor, recorded)
+        return await checkpoint.replayed_value(executor, recorded)
 
     async def durable_deadline() -> float:
         return await durable_wake_time(slot.following(SLEEP), timeout_seconds, projected=False)
@@ -98,4 +98,4 @@ async def _get_event(
     with checkpoint.control_latch(slot.ctx):
         found = await wait_for_event(executor, workflow_id, key, durable_deadline)
         await record_payload(slot, found, started_at_ms=started)
-    return decode_payload(executor, found)
+    return await decoded_payload(executor, found)

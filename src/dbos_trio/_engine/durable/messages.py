@@ -28,7 +28,7 @@ from dbos_trio._core.units import message_id
 from dbos_trio._engine.context import current_step
 from dbos_trio._engine.durable.sleep import SLEEP, check_seconds, durable_wake_time
 from dbos_trio._engine.workflows import checkpoint
-from dbos_trio._engine.workflows.checkpoint import Slot, decode_payload, record_payload
+from dbos_trio._engine.workflows.checkpoint import Slot, decoded_payload, record_payload
 from dbos_trio._sysdb.records import NULL_TOPIC, Caller
 from dbos_trio._sysdb.wakeups import message_key
 from dbos_trio.errors import (
@@ -45,14 +45,26 @@ SEND = "DBOS.send"
 RECV = "DBOS.recv"
 
 
-def encode_payload(executor: Executor, value: Any, fmt: str, what: str) -> str:
-    """``value`` in format ``fmt``, or a :class:`DBOSException` naming ``what`` it was."""
+def encode_payload(
+    executor: Executor, value: Any, fmt: str, what: str, *, defer: bool = False
+) -> str:
+    """``value`` in format ``fmt``, or a :class:`DBOSException` naming ``what`` it was
+    (``defer``: a payload store put left to :meth:`~dbos_trio._serialization.Codec.settle`)."""
     try:
-        return executor.codec.encode(value, fmt, f"the {what}")
+        return executor.codec.encode(value, fmt, f"the {what}", defer=defer)
     except DBOSValueTooLargeError:
         raise  # names the value, its size and the limit already
     except Exception as error:
         raise DBOSArgumentTypeError(f"cannot serialize the {what} as {fmt}: {error}") from error
+
+
+async def stored_payload(executor: Executor, value: Any, fmt: str, what: str) -> str:
+    """:func:`encode_payload`, ready to write: a value over the payload store's threshold
+    is put in the store in a worker thread first (cancellation waits for the put, so its
+    entry is whole or absent; a failed put raises :class:`~dbos_trio.DBOSPayloadError`)."""
+    encoded = await executor.codec.settle(encode_payload(executor, value, fmt, what, defer=True))
+    assert encoded is not None
+    return encoded
 
 
 def message_label(destination_id: str, topic: str | None) -> str:
@@ -96,7 +108,7 @@ async def _send(
         await send_message(
             executor,
             destination_id,
-            encode_payload(executor, message, fmt, message_label(destination_id, topic)),
+            await stored_payload(executor, message, fmt, message_label(destination_id, topic)),
             fmt,
             topic,
             idempotency_key,
@@ -121,7 +133,9 @@ async def send_message(
 ) -> None:
     """Insert one message (idempotently, by its id), with the caller's ``DBOS.send``
     checkpoint if there is a caller. A missing destination raises
-    :class:`DBOSNonExistentWorkflowError`."""
+    :class:`DBOSNonExistentWorkflowError`. A deferred payload store reference in
+    ``encoded`` is settled first (its entry put before the row)."""
+    encoded = await runtime.codec.settle(encoded) or encoded
     await runtime.sysdb.send(
         destination_id=destination_id,
         topic=topic_of(topic),
@@ -155,7 +169,7 @@ async def _recv(slot: Slot, topic: str | None, timeout_seconds: float) -> Any:
     executor = slot.executor
     recorded = slot.recorded()
     if recorded is not None:
-        return checkpoint.replay_value(executor, recorded)
+        return await checkpoint.replayed_value(executor, recorded)
     topic_value = topic_of(topic)
     caller = slot.caller()
     sysdb, clock = executor.sysdb, executor.clock
@@ -163,13 +177,13 @@ async def _recv(slot: Slot, topic: str | None, timeout_seconds: float) -> Any:
     with executor.wakeups.subscribe_exclusive(key) as wakeup, checkpoint.control_latch(slot.ctx):
         found = await sysdb.consume_message(caller, topic_value, clock.now_ms())
         if found is not None:
-            return decode_payload(executor, found)
+            return await decoded_payload(executor, found)
         wake = await durable_wake_time(slot.following(SLEEP), timeout_seconds, projected=False)
         while (remaining := wake - clock.now()) > 0:
             woken = await wakeup.wait(min(remaining, sysdb.recheck_interval))
             if woken or await sysdb.has_message(slot.ctx.workflow_id, topic_value):
                 found = await sysdb.consume_message(caller, topic_value, clock.now_ms())
                 if found is not None:
-                    return decode_payload(executor, found)
+                    return await decoded_payload(executor, found)
         await record_payload(slot, None, started_at_ms=caller.started_at_ms)
     return None

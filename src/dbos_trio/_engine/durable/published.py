@@ -30,6 +30,7 @@ READ_STREAM_OFFSET = "DBOS.readStreamOffset"
 async def all_events(runtime: Runtime, workflow_id: str) -> dict[str, Any]:
     """Every event of the workflow at its latest value (``{}`` if it has none)."""
     found = await runtime.sysdb.get_all_events(workflow_id)
+    await runtime.codec.prefetch(*(value for _, value, _ in found))
     return {key: runtime.codec.decode(value, fmt) for key, value, fmt in found}
 
 
@@ -53,6 +54,7 @@ async def stream_value_at(
     if not values or is_end(*values[0]):
         raise DBOSStreamTimeoutError(workflow_id, key, timeout_seconds)
     value, fmt = values[0]
+    await runtime.codec.prefetch(value)
     return runtime.codec.decode(value, fmt)
 
 

@@ -26,7 +26,7 @@ from dbos_trio._core import validate
 from dbos_trio._core.ids import random_uuid
 from dbos_trio._core.units import message_id
 from dbos_trio._engine.context import current_step
-from dbos_trio._engine.durable.messages import SEND, encode_payload, message_label, topic_of
+from dbos_trio._engine.durable.messages import SEND, message_label, stored_payload, topic_of
 from dbos_trio._engine.workflows import checkpoint
 from dbos_trio._engine.workflows.checkpoint import Slot
 from dbos_trio._serialization import PICKLE, PORTABLE_JSON
@@ -160,7 +160,7 @@ async def _send_bulk(
     async def deliver() -> None:
         outgoing: list[OutgoingMessage] = []
         for message in batch:
-            encoded = encode_payload(
+            encoded = await stored_payload(
                 executor, message.message, fmt, message_label(message.destination_id, message.topic)
             )
             targets = [message.destination_id]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from dbos_trio._core import validate
 from dbos_trio._engine.durable.events import writer_slot
-from dbos_trio._engine.durable.messages import encode_payload
+from dbos_trio._engine.durable.messages import stored_payload
 from dbos_trio._engine.durable.waits import Payload, next_stream_values
 from dbos_trio._engine.workflows import checkpoint
 from dbos_trio._engine.workflows.checkpoint import record_error, record_payload
@@ -55,7 +55,7 @@ def _append(
         encoded = (
             CLOSED_MARKER
             if closing
-            else encode_payload(executor, value, fmt, f"value written to stream {key!r}")
+            else await stored_payload(executor, value, fmt, f"value written to stream {key!r}")
         )
         await executor.sysdb.write_stream(
             caller(), key, encoded, fmt, executor.clock.now_ms(), step_name=step_name
@@ -110,7 +110,7 @@ async def read_stream(
                     if is_end(recorded.output, recorded.serialization):
                         return
                     offset += 1
-                    yield checkpoint.replay_value(executor, recorded)
+                    yield await checkpoint.replayed_value(executor, recorded)
                     continue
             started = executor.clock.now_ms()
             if not buffered:
@@ -136,4 +136,5 @@ async def read_stream(
             if is_end(value, fmt):
                 return
             offset += 1
+            await codec.prefetch(value)
             yield codec.decode(value, fmt)

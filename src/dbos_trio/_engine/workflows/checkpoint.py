@@ -121,6 +121,14 @@ def replayed(ctx: WorkflowContext, function_id: int, name: str) -> RecordedStep 
     return recorded
 
 
+async def replayed_value(executor: Executor, recorded: RecordedStep, hint: Any = UNTYPED) -> Any:
+    """:func:`replay_value`, a payload store entry it references read first in a worker
+    thread (:meth:`~dbos_trio._serialization.Codec.prefetch`), off the Trio thread.
+    Cancellation abandons that read; nothing is changed either way."""
+    await executor.codec.prefetch(recorded.output)
+    return replay_value(executor, recorded, hint)
+
+
 def replay_value(executor: Executor, recorded: RecordedStep, hint: Any = UNTYPED) -> Any:
     """The recorded output (portable JSON read back as ``hint``, the step's annotated
     return type), or raise the recorded error."""
@@ -205,8 +213,8 @@ async def _checkpointed(
     recorded = slot.recorded()
     executor = slot.executor
     if recorded is not None:
-        replayed_value: T = replay_value(executor, recorded, hint)
-        return replayed_value
+        replayed: T = await replayed_value(executor, recorded, hint)
+        return replayed
     codec = executor.codec
     fmt = codec.default_format
     started = executor.clock.now_ms()
@@ -215,7 +223,10 @@ async def _checkpointed(
         try:
             value = await operation()
             if not records_itself:
-                output = _encoded(codec, value, fmt, what or slot.name, slot.ctx.workflow_id)
+                # The store's put, if the output goes there, runs in a worker thread.
+                output = await codec.settle(
+                    _encoded(codec, value, fmt, what or slot.name, slot.ctx.workflow_id)
+                )
         except Exception as error:
             if is_control(error):
                 raise
@@ -231,7 +242,9 @@ async def _checkpointed(
 
 def _encoded(codec: Codec, value: Any, fmt: str, what: str, workflow_id: str = "") -> str:
     try:
-        return codec.encode(value, fmt, f"the output of {what} in workflow {workflow_id}")
+        return codec.encode(
+            value, fmt, f"the output of {what} in workflow {workflow_id}", defer=True
+        )
     except DBOSValueTooLargeError:
         raise  # names the value, its size and the limit already
     except Exception as unserializable:
@@ -250,9 +263,12 @@ async def record(
     child_workflow_id: str | None = None,
     completed_at_ms: int | None = None,
 ) -> None:
-    """Record one checkpoint at ``slot`` (one statement, ownership-fenced)."""
+    """Record one checkpoint at ``slot`` (one statement, ownership-fenced). A deferred
+    payload store reference in ``output`` is settled first (its entry put in a worker
+    thread, before the row: see :meth:`~dbos_trio._serialization.Codec.settle`)."""
     await slot.placed()
     ctx, executor = slot.ctx, slot.executor
+    output = await executor.codec.settle(output)
     step = RecordedStep(
         function_id=slot.function_id,
         function_name=slot.name,
@@ -275,7 +291,10 @@ async def record_value(slot: Slot, value: Any, *, started_at_ms: int) -> None:
     fmt = codec.default_format
     what = f"the output of {slot.name} in workflow {slot.ctx.workflow_id}"
     await record(
-        slot, started_at_ms=started_at_ms, output=codec.encode(value, fmt, what), serialization=fmt
+        slot,
+        started_at_ms=started_at_ms,
+        output=codec.encode(value, fmt, what, defer=True),
+        serialization=fmt,
     )
 
 
@@ -325,6 +344,13 @@ async def record_payload(
 
 def decode_payload(executor: Executor, found: tuple[str, str | None] | None) -> Any:
     return None if found is None else executor.codec.decode(found[0], found[1])
+
+
+async def decoded_payload(executor: Executor, found: tuple[str, str | None] | None) -> Any:
+    """:func:`decode_payload`, a payload store entry read first in a worker thread."""
+    if found is not None:
+        await executor.codec.prefetch(found[0])
+    return decode_payload(executor, found)
 
 
 def as_step(name: str, operation: Callable[[], Awaitable[T]]) -> Coroutine[Any, Any, T]:

@@ -79,7 +79,7 @@ async def _call(
     if result_slot is not None:
         recorded = result_slot.recorded()
         if recorded is not None:
-            return checkpoint.replay_value(executor, recorded)
+            return await checkpoint.replayed_value(executor, recorded)
     # The getResult checkpoint spans the whole call (the child's run included), as in
     # dbos 3.4: its start is taken before the child's.
     began = executor.clock.now_ms()
@@ -148,6 +148,7 @@ async def _outcome_from_init(
     executor: Executor, workflow_id: str, init: InitResult | None
 ) -> Outcome:
     if init is not None and init.status in TERMINAL_STATUSES:
+        await executor.codec.prefetch(init.output)
         return Outcome(
             status=init.status,
             output=init.output,
@@ -204,7 +205,7 @@ async def get_result_in_workflow(
     executor = slot.executor
     recorded = slot.recorded()
     if recorded is not None:
-        return checkpoint.replay_value(executor, recorded)
+        return await checkpoint.replayed_value(executor, recorded)
     began = executor.clock.now_ms() if started_at_ms is None else started_at_ms
     outcome = await _outcome_from_init(executor, workflow_id, init)
     await _record_outcome_checkpoint(slot, workflow_id, outcome, began)

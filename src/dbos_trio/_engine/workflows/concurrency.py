@@ -103,7 +103,7 @@ async def _decide(
         await slot.placed()
         recorded = slot.recorded()
         if recorded is not None:
-            done = checkpoint.replay_value(slot.executor, recorded)
+            done = await checkpoint.replayed_value(slot.executor, recorded)
             return await _replay(slot, awaitables, done)
     deadline: float | None = None
     if timeout is not None:

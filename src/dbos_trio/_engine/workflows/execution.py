@@ -37,6 +37,7 @@ from dbos_trio._sysdb.errors import DatabaseClosed, is_control
 from dbos_trio._sysdb.records import Outcome
 from dbos_trio.errors import (
     DBOSArgumentTypeError,
+    DBOSPayloadError,
     DBOSValueTooLargeError,
     DBOSWorkflowCancelledError,
     DBOSWorkflowConflictIDError,
@@ -209,13 +210,20 @@ async def _finish(
     status = SUCCESS
     if raised is None:
         try:
-            output = codec.encode(
-                returned,
-                plan.serialization,
-                f"the output of workflow {plan.workflow_id} ({plan.registered.name})",
+            # A large output goes to the payload store from a worker thread (settle), before
+            # the outcome that references it is written.
+            output = await codec.settle(
+                codec.encode(
+                    returned,
+                    plan.serialization,
+                    f"the output of workflow {plan.workflow_id} ({plan.registered.name})",
+                    defer=True,
+                )
             )
         except DBOSValueTooLargeError as too_large:
             raised = too_large  # recorded as the workflow's error: it names the limit
+        except DBOSPayloadError as unstored:
+            raised = unstored  # the store refused it: recorded, naming the hash and store
         except Exception as unserializable:
             raised = DBOSArgumentTypeError(  # a TypeError, as dbos 3.4's serializer raises
                 f"cannot serialize the result of workflow {plan.workflow_id} as "

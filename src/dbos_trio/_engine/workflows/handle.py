@@ -71,6 +71,7 @@ class StoredWorkflowHandle(Generic[R]):
         row = await runtime.sysdb.get_workflow(self._workflow_id)
         if row is None:
             raise DBOSNonExistentWorkflowError("target", self._workflow_id)
+        await runtime.codec.prefetch(row.inputs, row.output)  # store entries, in a thread
         return workflow_status(runtime.codec, row)
 
     async def get_result(self) -> R:

@@ -85,7 +85,8 @@ async def wait_for_outcome(
     exclude_local: LocalExecution | None = None,
     poll_interval: float | None = None,
 ) -> Outcome:
-    """Wait until ``workflow_id`` is terminal and return its outcome.
+    """Wait until ``workflow_id`` is terminal and return its outcome (a payload store
+    entry its output references read ahead, in a worker thread, for the decode).
 
     Raises :class:`DBOSNonExistentWorkflowError` if there is no such workflow.
     """
@@ -97,6 +98,7 @@ async def wait_for_outcome(
             if outcome is None:
                 raise DBOSNonExistentWorkflowError("awaited", workflow_id)
             if outcome.status in TERMINAL_STATUSES:
+                await executor.codec.prefetch(outcome.output)
                 return outcome
             if outcome.status not in ALL_STATUSES:
                 raise DBOSCorruptRowError(

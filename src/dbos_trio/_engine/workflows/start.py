@@ -217,10 +217,20 @@ def workflow_format(
 
 
 def encode_inputs(
-    executor: Executor, name: str, args: tuple[Any, ...], kwargs: dict[str, Any], fmt: str
+    executor: Executor,
+    name: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    fmt: str,
+    *,
+    defer: bool = False,
 ) -> str:
+    """The inputs' text (``defer``: a payload store put is left to
+    :meth:`~dbos_trio._serialization.Codec.settle`); a value that cannot be stored raises
+    :class:`DBOSArgumentTypeError`, one over the size limit :class:`DBOSValueTooLargeError`."""
     try:
-        return executor.codec.encode_inputs(args, kwargs, fmt, f"the inputs of workflow {name}")
+        what = f"the inputs of workflow {name}"
+        return executor.codec.encode_inputs(args, kwargs, fmt, what, defer=defer)
     except DBOSValueTooLargeError:
         raise  # names the value, its size and the limit already
     except Exception as error:
@@ -289,10 +299,14 @@ async def start(
         recorded = slot.recorded()
         if recorded is not None:
             if recorded.error is not None:
-                checkpoint.replay_value(executor, recorded)
+                await checkpoint.replayed_value(executor, recorded)
             return Started(recorded.child_workflow_id or workflow_id, None, None)
     fmt = workflow_format(executor, registered, parent)
-    inputs = encode_inputs(executor, registered.name, shape.args, kwargs, fmt)
+    # Large inputs go to the payload store from a worker thread, before the row exists.
+    inputs = await executor.codec.settle(
+        encode_inputs(executor, registered.name, shape.args, kwargs, fmt, defer=True)
+    )
+    assert inputs is not None
     now = executor.clock.now_ms()
     timeout_ms, deadline_ms = start_timeout(executor, parent, queued=False, now_ms=now)
     token = heartbeat_owner_token()
