@@ -5,19 +5,25 @@ A bundle is ``{"format": "dbos-trio-workflow-bundle", "version": 1, "exported_at
 (:class:`~dbos_trio._sysdb.interfaces.bundles.WorkflowRows`: the status row, its inputs
 and outcome rows, checkpoints, events and their history, stream values, the messages sent
 to it), by column name. Children (``--children``) are more workflows of the same list.
+Exported through a payload store, a bundle whose rows reference stored values also carries
+those entries (``"payloads"``) and is version 2 (:mod:`dbos_trio._ops.bundle_payloads`).
 
 Invariants, and why:
 
 * **Payloads as stored**: every payload column is copied as the text the database holds
-  (never decoded), so a bundle of another SDK's rows, or of pickles, imports byte for byte.
+  (never decoded), so a bundle of another SDK's rows, or of pickles, imports byte for byte;
+  a payload store entry a row references travels beside it, byte for byte too.
 * **Checked before anything is written**: a document that is not a bundle of a version
-  this code reads, or names an id twice, raises :class:`~dbos_trio.DBOSException` before
-  the import; an id that exists in the target is refused unless ``overwrite``; the import
-  is one transaction.
+  this code reads, names an id twice or carries a bad entry, raises
+  :class:`~dbos_trio.DBOSException` before the import; so does one carrying entries for a
+  target with no payload store, or an id that exists in the target unless ``overwrite``;
+  the entries are then written, and the rows in one transaction.
 * **A bundle replays without a database**: :func:`bundle_histories` gives ``check`` the
   same histories a database would.
 
-Cancellation: an export only reads; an import is one transaction, whole or not at all.
+Cancellation: an export only reads; an import's rows are one transaction, whole or not at
+all (entries written before a cancellation stay, unreferenced, until the garbage collector
+removes them).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import Any
 from dbos_trio._core import validate
 from dbos_trio._engine.runtime.replay.history import RecordedHistory
 from dbos_trio._engine.state import Runtime
+from dbos_trio._ops import bundle_payloads
 from dbos_trio._ops.reach import Reach
 from dbos_trio._sysdb.interfaces.bundles import WorkflowRows
 from dbos_trio._sysdb.records import RecordedStep, WorkflowRow
@@ -37,16 +44,21 @@ from dbos_trio.errors import DBOSException, DBOSNonExistentWorkflowError
 
 BUNDLE_FORMAT = "dbos-trio-workflow-bundle"
 BUNDLE_VERSION = 1
+# Version 1 and the "payloads" section: the payload store entries its rows reference.
+PAYLOADS_BUNDLE_VERSION = 2
+READABLE_VERSIONS = (BUNDLE_VERSION, PAYLOADS_BUNDLE_VERSION)
 _TABLES = ("steps", "events", "event_history", "streams", "notifications")
 
 __all__ = [
     "BUNDLE_FORMAT",
     "BUNDLE_VERSION",
+    "PAYLOADS_BUNDLE_VERSION",
     "bundle_histories",
     "export_workflows",
     "import_bundle",
     "parse_bundle",
     "read_bundle_file",
+    "unembedded_references",
 ]
 
 
@@ -55,8 +67,13 @@ def export_workflows(
 ) -> Coroutine[Any, Any, dict[str, Any]]:
     """The bundle of ``workflow_ids`` (with their children, recursively, if asked).
 
-    A missing id raises :class:`~dbos_trio.DBOSNonExistentWorkflowError`; an empty list
-    :class:`~dbos_trio.DBOSException`, before anything is read.
+    With a payload store (the reach's: ``Client(payload_store=...)``, the CLI's
+    ``--payload-store``), every entry the rows reference is embedded (version 2); an entry
+    the store lacks raises :class:`~dbos_trio.DBOSPayloadError` naming it and its row.
+    Without one, references are copied as they are (version 1). A missing id raises
+    :class:`~dbos_trio.DBOSNonExistentWorkflowError`; an empty list
+    :class:`~dbos_trio.DBOSException`, before anything is read. Cancellation: it only
+    reads.
     """
     ids = validate.texts(list(workflow_ids), "export workflow_ids")
     if not ids:
@@ -80,12 +97,27 @@ async def _export(runtime: Runtime, ids: list[str], children: bool, now_ms: int)
         exported[workflow_id] = rows
         if children:
             pending += await runtime.sysdb.list_children([workflow_id])
-    return {
+    document: dict[str, Any] = {
         "format": BUNDLE_FORMAT,
         "version": BUNDLE_VERSION,
         "exported_at": now_ms,
         "workflows": [_as_json(rows) for rows in exported.values()],
     }
+    referenced = bundle_payloads.references(exported.values())
+    store = runtime.codec.payload_store
+    if referenced and store is not None:
+        document["version"] = PAYLOADS_BUNDLE_VERSION
+        document["payloads"] = await bundle_payloads.embedded(store, referenced)
+    return document
+
+
+def unembedded_references(document: Any) -> int:
+    """How many payload store entries a (valid) bundle's rows reference that it does not
+    carry: what an import elsewhere cannot resolve unless that store has them."""
+    carried = document.get("payloads") or {}
+    return sum(
+        1 for sha256 in bundle_payloads.references(parse_bundle(document)) if sha256 not in carried
+    )
 
 
 def _as_json(rows: WorkflowRows) -> dict[str, Any]:
@@ -103,11 +135,14 @@ def parse_bundle(document: Any) -> list[WorkflowRows]:
     if not isinstance(document, dict) or document.get("format") != BUNDLE_FORMAT:
         raise DBOSException(f"not a workflow bundle (expected format {BUNDLE_FORMAT!r})")
     version = document.get("version")
-    if version != BUNDLE_VERSION:
+    if isinstance(version, bool) or version not in READABLE_VERSIONS:
+        readable = ", ".join(str(v) for v in READABLE_VERSIONS)
         raise DBOSException(
-            f"bundle version {version!r} is not one this dbos-trio reads ({BUNDLE_VERSION}): "
+            f"bundle version {version!r} is not one this dbos-trio reads ({readable}): "
             "export it again with this version, or upgrade dbos-trio"
         )
+    if version == PAYLOADS_BUNDLE_VERSION and "payloads" not in document:
+        raise DBOSException("bundle version 2 needs its 'payloads' section")
     workflows = document.get("workflows")
     if not isinstance(workflows, list):
         raise DBOSException("bundle: 'workflows' must be a list")
@@ -158,11 +193,34 @@ def import_bundle(
     reach: Reach, document: Any, *, overwrite: bool = False
 ) -> Coroutine[Any, Any, list[str]]:
     """Write every workflow of the bundle into the reach's database, in one transaction;
-    the ids written. Existing ids raise :class:`~dbos_trio.DBOSException` (nothing
-    written) unless ``overwrite``."""
+    the ids written. The payload store entries a version 2 bundle carries are written into
+    the reach's payload store first (in worker threads).
+
+    Raises :class:`~dbos_trio.DBOSException`, nothing written: a malformed bundle or entry
+    (at the call); entries and no payload store configured (at the call, naming the
+    missing store); existing ids, unless ``overwrite``. Cancellation: the rows are one
+    transaction, whole or not at all; entries already written stay, unreferenced, for the
+    garbage collector."""
     workflows = parse_bundle(document)
+    entries = bundle_payloads.parse_payloads(document.get("payloads", {}))
     validate.boolean(overwrite, "import overwrite")
-    return reach.runtime("import").sysdb.import_workflow_rows(workflows, overwrite=overwrite)
+    runtime = reach.runtime("import")
+    store = bundle_payloads.require_store(runtime.codec.payload_store, entries) if entries else None
+
+    async def write() -> list[str]:
+        if store is not None:
+            if not overwrite:  # refused ids write nothing, entries included
+                ids = [workflow.workflow_id for workflow in workflows]
+                existing = sorted(await runtime.sysdb.existing_workflows(ids))
+                if existing:
+                    raise DBOSException(
+                        f"workflow(s) {', '.join(existing)} already exist in this database: "
+                        "nothing imported (import with overwrite to replace them)"
+                    )
+            await bundle_payloads.put_entries(store, entries)
+        return await runtime.sysdb.import_workflow_rows(workflows, overwrite=overwrite)
+
+    return write()
 
 
 def bundle_histories(document: Any) -> list[RecordedHistory]:

@@ -2,9 +2,13 @@
 import FILE [--overwrite]``: a workflow's rows as a portable JSON bundle, and back.
 
 Kept apart from :mod:`dbos_trio.cli._workflows`, which adds these actions to ``workflow``.
-An export only reads (a missing id: exit 3); an import checks the file first (exit 1 and
-nothing written for a file that is not a bundle), refuses ids the database already has
-unless ``--overwrite``, and writes the whole bundle in one transaction.
+An export only reads (a missing id: exit 3); with ``--payload-store DIR`` it embeds the
+store entries the rows reference (bundle version 2), and without one says on stderr how
+many references it left unresolved. An import checks the file first (exit 1 and nothing
+written for a file that is not a bundle, or one carrying entries when no
+``--payload-store`` names the target's store), refuses ids the database already has
+unless ``--overwrite``, writes the entries into the store, then the rows in one
+transaction.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ def add_workflow_actions(actions: Any, common: argparse.ArgumentParser, command:
         actions,
         "export",
         "write workflows' rows (status, inputs, steps, events, streams, messages) as a "
-        "JSON bundle, payloads as stored",
+        "JSON bundle, payloads as stored; with --payload-store, the store entries they "
+        "reference too",
         [common],
     )
     export.add_argument("workflow_ids", nargs="+", metavar="ID", help="the workflows")
@@ -41,7 +46,8 @@ def add_workflow_actions(actions: Any, common: argparse.ArgumentParser, command:
     importing = command(
         actions,
         "import",
-        "load a bundle written by export into this database (one transaction)",
+        "load a bundle written by export into this database (one transaction); its "
+        "payload store entries into --payload-store",
         [common],
     )
     importing.add_argument("file", metavar="FILE", help="the bundle")
@@ -60,12 +66,24 @@ async def _export(args: argparse.Namespace) -> None:
             now_ms=int(wall_clock_now() * 1000),
         )
     text = json.dumps(bundle, indent=1, ensure_ascii=False) + "\n"
+    missing = ops.unembedded_references(bundle)
+    if missing:
+        print(
+            f"note: the rows reference {missing} payload store entr"
+            f"{'y' if missing == 1 else 'ies'} not carried by this bundle: export with "
+            "--payload-store DIR to embed them",
+            file=sys.stderr,
+        )
     if args.output is None:
         sys.stdout.write(text)
         return
     await trio.Path(args.output).write_text(text, encoding="utf-8")
     count = len(bundle["workflows"])
-    print(f"exported {count} workflow(s) to {args.output}", file=sys.stderr)
+    carried = len(bundle.get("payloads", {}))
+    entries = (
+        f" and {carried} payload store entr{'y' if carried == 1 else 'ies'}" if carried else ""
+    )
+    print(f"exported {count} workflow(s){entries} to {args.output}", file=sys.stderr)
 
 
 async def _import(args: argparse.Namespace) -> None:
