@@ -142,6 +142,36 @@ class PayloadIO:
                 continue  # read again by the decode, which raises naming hash and store
             self._keep(sha256, data)
 
+    async def head_of(self, text: str | None, over: int, chars: int) -> tuple[str, int] | None:
+        """For a reference to an entry of more than ``over`` bytes, in a store that can read
+        part of one (a ``head(sha256, size)`` method, as
+        :class:`~dbos_trio.DirectoryPayloadStore` has): its first ``chars`` characters and
+        its size, read in a worker thread without reading the rest. None otherwise, or if
+        the read fails (the caller then reads the entry whole, which names the error).
+        Cancellation abandons the read (it changes nothing)."""
+        head = getattr(self.store, "head", None)
+        if head is None or not looks_like_reference(text):
+            return None
+        assert text is not None
+        try:
+            ref = parse_reference(text)
+        except ValueError:
+            return None
+        if ref.size <= over:
+            return None
+        try:
+            if autojumping():
+                data = head(ref.sha256, 4 * chars)
+            else:
+                data = await trio.to_thread.run_sync(
+                    head, ref.sha256, 4 * chars, abandon_on_cancel=True
+                )
+        except Exception:
+            return None
+        if not isinstance(data, bytes):
+            return None
+        return data.decode("utf-8", "replace")[:chars], ref.size
+
     def resolve(self, text: str, fmt: str | None, what: str = "a payload") -> str:
         """The stored text itself: ``text``, or, if it is a payload store reference, the
         text the store holds for it (prefetched, or read now on this thread);

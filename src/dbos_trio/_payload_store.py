@@ -165,6 +165,23 @@ class DirectoryPayloadStore:
             )
         return data
 
+    def head(self, sha256: str, size: int) -> bytes:
+        """The first ``size`` bytes of the entry, for a preview: not checked against the
+        hash (that needs the whole), so a corrupt entry previews as what it holds; a missing
+        one raises :class:`~dbos_trio.PayloadStoreError` naming the hash and the file. An
+        optional capability (not in :class:`PayloadStore`): the faces use it, when a store
+        has it, to show a large stored value without reading it whole."""
+        target = self.path_of(sha256)
+        try:
+            with open(target, "rb") as file:
+                return file.read(size)
+        except FileNotFoundError:
+            raise PayloadStoreError(f"payload {sha256} is missing: no file {target}") from None
+        except OSError as error:
+            raise PayloadStoreError(
+                f"cannot read payload {sha256} from {target}: {error}"
+            ) from error
+
     def delete(self, hashes: Iterable[str], *, unused_before: float | None = None) -> int:
         """Unlink each entry's file; absent ones are skipped. With ``unused_before``, the
         file is first renamed aside, then its time checked: a :meth:`put` that renewed it

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Coroutine, Mapping
 from typing import Any
 
+import attrs
+
 from dbos_trio._core import validate
 from dbos_trio._core.filters import normalize_filters, queued
 from dbos_trio._engine.state import Runtime
@@ -23,6 +25,7 @@ from dbos_trio._engine.workflows.status import (
     StepInfo,
     WorkflowStatus,
     step_info,
+    stored_heads,
     workflow_status,
 )
 from dbos_trio._ops.reach import Reach
@@ -57,8 +60,12 @@ def get_workflow_status(
         if bounded is None:
             return None
         row = bounded.record
-        await codec.prefetch(row.inputs, row.output)
-        return workflow_status(codec, row, previews=True, clipped=bounded.clipped)
+        heads, sizes = await stored_heads(codec, {"inputs": row.inputs, "output": row.output})
+        row = attrs.evolve(
+            row, inputs=heads.get("inputs", row.inputs), output=heads.get("output", row.output)
+        )
+        clipped = {**bounded.clipped, **sizes}
+        return workflow_status(codec, row, previews=True, clipped=clipped)
 
     return reach.checkpoint("DBOS.getStatus", read)
 
@@ -111,18 +118,15 @@ def list_workflow_steps(
             workflow_id, PREVIEW_BOUND, limit=limit, offset=offset
         )
         for b in bounded:
+            step, clipped = b.record, dict(b.clipped)
             if load_output:
-                await codec.prefetch(b.record.output)
-            infos.append(
-                step_info(
-                    codec,
-                    workflow_id,
-                    b.record,
-                    load_output=load_output,
-                    previews=True,
-                    clipped=b.clipped,
-                )
+                heads, sizes = await stored_heads(codec, {"output": step.output})
+                step = attrs.evolve(step, output=heads.get("output", step.output))
+                clipped.update(sizes)
+            info = step_info(
+                codec, workflow_id, step, load_output=load_output, previews=True, clipped=clipped
             )
+            infos.append(info)
         return infos
 
     return reach.checkpoint("DBOS.listWorkflowSteps", read)

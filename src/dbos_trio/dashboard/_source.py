@@ -27,7 +27,7 @@ from dbos_trio._config import DEFAULT_HEARTBEAT_INTERVAL
 from dbos_trio._core.filters import normalize_filters
 from dbos_trio._core.human import moment_text, relative_text
 from dbos_trio._core.pickled import read_error
-from dbos_trio._core.previews import PREVIEW_CHARS, preview_of
+from dbos_trio._core.previews import PREVIEW_CHARS, PREVIEW_THRESHOLD_BYTES, preview_of
 from dbos_trio._core.statuses import ALL_STATUSES, CANCELLABLE_STATUSES
 from dbos_trio._engine.recovery.adoption import window_ms
 from dbos_trio._engine.recovery.doctor import Finding
@@ -198,12 +198,9 @@ class Source:
             return None
         row, clipped = bounded.record, bounded.clipped
         fmt = row.serialization
-        # Store entries the page shows are read in a worker thread first (prefetch).
-        await self.codec.prefetch(row.inputs, row.output)
         steps = []
         for b in await sysdb.list_steps_bounded(workflow_id, PREVIEW_BOUND, limit=STEP_LIMIT + 1):
-            await self.codec.prefetch(b.record.output)
-            steps.append((b.record, self._step_output(b), self._step_error(b)))
+            steps.append((b.record, await self._step_output(b), self._step_error(b)))
         children = await self.list_workflows(
             {"parent_workflow_id": workflow_id, "limit": CHILD_LIMIT}
         )
@@ -226,8 +223,8 @@ class Source:
         ]
         return WorkflowPage(
             row=row,
-            inputs=self.show(row.inputs, fmt, "inputs", clipped.get("inputs")),
-            output=self.show(row.output, fmt, clipped=clipped.get("output")),
+            inputs=await self._shown(row.inputs, fmt, "inputs", clipped.get("inputs")),
+            output=await self._shown(row.output, fmt, "value", clipped.get("output")),
             error=(
                 None
                 if row.error is None
@@ -242,11 +239,24 @@ class Source:
             streams=streams,
         )
 
+    async def _shown(
+        self, raw: str | None, fmt: str | None, kind: str, clipped: int | None
+    ) -> Shown | None:
+        """:meth:`show`, a payload store entry read first, in a worker thread: only its
+        start when it is over the preview threshold and the store can read a part of one,
+        else whole (prefetched for the decode)."""
+        found = await self.codec.io.head_of(raw, PREVIEW_THRESHOLD_BYTES, PREVIEW_CHARS)
+        if found is not None:
+            raw, clipped = found
+        else:
+            await self.codec.prefetch(raw)
+        return self.show(raw, fmt, kind, clipped)
+
     async def _shown_value(
         self, bounded: Bounded[Any], raw: str, fmt: str | None, field: str
     ) -> Shown:
-        await self.codec.prefetch(raw)
-        return self.show(raw, fmt, clipped=bounded.clipped.get(field)) or Shown("", True)
+        shown = await self._shown(raw, fmt, "value", bounded.clipped.get(field))
+        return shown or Shown("", True)
 
     def _step_error(self, bounded: Bounded[RecordedStep]) -> Shown | None:
         step = bounded.record
@@ -254,9 +264,10 @@ class Source:
             return None
         return self.show(step.error, step.serialization, "error", bounded.clipped.get("error"))
 
-    def _step_output(self, bounded: Bounded[RecordedStep]) -> Shown | None:
+    async def _step_output(self, bounded: Bounded[RecordedStep]) -> Shown | None:
         step = bounded.record
-        shown = self.show(step.output, step.serialization, clipped=bounded.clipped.get("output"))
+        clipped = bounded.clipped.get("output")
+        shown = await self._shown(step.output, step.serialization, "value", clipped)
         if step.function_name != SLEEP_STEP or shown is None or not shown.decoded:
             return shown
         try:

@@ -120,6 +120,25 @@ def _preview(codec: Codec, raw: str | None, fmt: str | None, clipped: int | None
     return preview_of(raw, fmt)
 
 
+async def stored_heads(
+    codec: Codec, fields: Mapping[str, str | None]
+) -> tuple[dict[str, str], dict[str, int]]:
+    """For the faces' previews: of ``fields`` (payload field -> stored text), those holding a
+    reference to a payload store entry over the preview threshold, read as only the entry's
+    first characters (in a worker thread, when the store can read a part of one): the texts
+    to show instead, and their sizes, for ``clipped``. The rest are prefetched whole, for
+    the decode. The entry is then never read whole just to be shown."""
+    texts: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    for field, text in fields.items():
+        found = await codec.io.head_of(text, PREVIEW_THRESHOLD_BYTES, PREVIEW_CHARS)
+        if found is None:
+            await codec.prefetch(text)
+        else:
+            texts[field], sizes[field] = found
+    return texts, sizes
+
+
 def _safely(what: str, workflow_id: str, decode: Any, raw: str | None, preview: Any) -> Any:
     if raw is None:
         return None
