@@ -243,3 +243,46 @@ async def test_under_the_autojump_clock_store_io_stays_on_the_trio_thread(
 async def last_id(dbos: DBOS) -> str:
     [status] = await dbos.list_workflows(limit=1)
     return status.workflow_id
+
+
+async def test_a_queued_enqueue_puts_its_large_inputs_from_a_thread(
+    make_dbos: MakeDBOS, dbos_url: str, tmp_path: Path, held: HeldPuts
+) -> None:
+    # Queue.enqueue of large inputs: the put runs on a worker thread while other
+    # workflows go on; the row is written only once the entry is whole, and the dequeued
+    # workflow reads its inputs back through the store.
+    store = DirectoryPayloadStore(tmp_path / "payloads")
+    dbos = make_dbos(payload_store=store)
+    queue = dbos.register_queue("big_inputs")
+
+    @dbos.workflow()
+    async def measure(text: str) -> int:
+        return len(text)
+
+    @dbos.workflow()
+    async def small(n: int) -> int:
+        return n + 1
+
+    enqueued = trio.Event()
+    handles: list[object] = []
+
+    async def enqueue() -> None:
+        with SetWorkflowID("queued-big"):
+            handles.append(await queue.enqueue(measure, LARGE))  # type: ignore[attr-defined]
+        enqueued.set()
+
+    async with dbos.launched(), trio.open_nursery() as nursery:
+        nursery.start_soon(enqueue)
+        await held.held()
+        assert [await small(n) for n in range(3)] == [1, 2, 3]
+        rows = await query(
+            dbos_url,
+            "SELECT count(*) FROM {t}workflow_status WHERE workflow_uuid = %s",
+            "queued-big",
+        )
+        assert rows == [(0,)]  # no row before its inputs' entry is whole
+        held.release.set()
+        with trio.fail_after(HANG_GUARD):
+            await enqueued.wait()
+            assert await handles[0].get_result() == len(LARGE)  # type: ignore[attr-defined]
+    assert held.threads and all(t is not threading.main_thread() for t in held.threads)

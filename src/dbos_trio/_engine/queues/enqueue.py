@@ -108,7 +108,12 @@ async def _enqueue(
     parent = None if slot is None else slot.ctx
     shape = call_shape(registered, args)
     fmt = workflow_format(executor, registered, parent)
-    inputs = encode_inputs(executor, registered.name, shape.args, kwargs, fmt)
+    # Over the payload store's threshold, the inputs are put from a worker thread (the
+    # put is whole or absent before the row that references them is written).
+    inputs = await executor.codec.settle(
+        encode_inputs(executor, registered.name, shape.args, kwargs, fmt, defer=True)
+    )
+    assert inputs is not None
     timeout_ms, deadline_ms = start_timeout(executor, parent, queued=True)
     now = executor.clock.now_ms()
     new = new_row(

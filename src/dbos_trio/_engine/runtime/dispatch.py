@@ -132,6 +132,7 @@ async def dispatch(executor: Executor, claimed: ClaimedWorkflow, owner_xid: str)
     except DBOSWorkflowFunctionNotFoundError as missing:
         logger.warning("%s: leaving it PENDING", missing)
         return
+    await executor.codec.prefetch(claimed.inputs)  # a store entry, read in a thread
     try:
         args, kwargs = executor.codec.decode_inputs(claimed.inputs, claimed.serialization)
         if claimed.serialization == PORTABLE_JSON:
