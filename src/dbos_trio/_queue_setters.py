@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from dbos_trio._core.admission import QueueConfig, RateLimit
+from dbos_trio._engine.admin import pausing
 from dbos_trio._engine.queues import stored as queue_admin
 from dbos_trio._engine.state import Runtime
 
@@ -67,3 +68,17 @@ class QueueSetters:
     async def set_polling_interval_sec(self, value: float) -> QueueConfig:
         """Seconds between the dequeue supervisor's looks at this queue."""
         return await self._set("polling_interval_sec", value)
+
+    async def pause(self) -> bool:
+        """Stop every executor's claims from this queue, durably (restarts and
+        re-registrations keep it paused); running workflows go on. True if this call
+        paused it, False if it was paused already; a queue with no stored row raises
+        :class:`~dbos_trio.DBOSException`. One statement: cancelled, it happened or not.
+        Same as ``dbos.pause_queue(name)`` (or the client's)."""
+        return await pausing.pause_queue(self._admin_runtime("Queue.pause"), self._config.name)
+
+    async def unpause(self) -> bool:
+        """Let executors claim from this queue again, with the global concurrency it had;
+        True if this call unpaused it, False if it was not paused. Errors and cancellation
+        as :meth:`pause`."""
+        return await pausing.unpause_queue(self._admin_runtime("Queue.unpause"), self._config.name)

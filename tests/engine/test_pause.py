@@ -219,6 +219,38 @@ async def test_a_paused_queue_claims_nothing_across_a_restart_and_its_running_wo
         assert stored is not None and not stored.paused and stored.global_concurrency == 7
 
 
+async def test_a_queue_object_pauses_and_unpauses_its_own_queue(
+    make_dbos: Callable[..., DBOS], dbos_url: str
+) -> None:
+    # Queue.pause()/unpause() (the same on a client's queues): the stored row says paused,
+    # what is enqueued meanwhile waits, and unpausing runs it.
+    dbos = make_dbos()
+    dbos.register_queue("own", worker_concurrency=3)
+
+    @dbos.workflow()
+    async def job() -> str:
+        return "done"
+
+    async with dbos.launched():
+        queue = await dbos.retrieve_queue("own")
+        assert queue is not None
+        assert await queue.pause() is True
+        assert await queue.pause() is False
+        stored = await dbos.retrieve_queue("own")
+        assert stored is not None and stored.paused
+        executor = executor_of(dbos)
+        await wait_until(lambda: "own" not in executor.queue_set.working, timeout=HANG_GUARD)
+        with SetWorkflowID("held-job"):
+            handle = await queue.enqueue(job)
+        assert (await dbos.get_workflow_status("held-job")).status == "ENQUEUED"  # type: ignore[union-attr]
+        async with Client(dbos_url) as client:
+            [client_queue] = [q for q in await client.list_queues() if q.name == "own"]
+            assert await client_queue.unpause() is True
+        assert await queue.unpause() is False
+        with trio.fail_after(HANG_GUARD):
+            assert await handle.get_result() == "done"
+
+
 async def test_a_step_out_of_retries_pauses_its_workflow_and_unpause_runs_it_again(
     make_dbos: Callable[..., DBOS], caplog: pytest.LogCaptureFixture
 ) -> None:
