@@ -309,6 +309,37 @@ async def test_a_step_out_of_retries_pauses_its_workflow_and_unpause_runs_it_aga
         assert len(attempts) == 3  # the step ran again, once
 
 
+async def test_run_step_takes_on_exhausted_pause_too(make_dbos: Callable[..., DBOS]) -> None:
+    dbos = make_dbos()
+    fixed = [False]
+    workflow_id = f"inline-{uuid.uuid4().hex[:8]}"
+
+    async def charge() -> str:
+        if not fixed[0]:
+            raise ValueError("gateway down")
+        return "charged"
+
+    @dbos.workflow()
+    async def checkout() -> str:
+        result: str = await dbos.run_step(
+            charge, retries_allowed=True, max_attempts=2, interval_seconds=0, on_exhausted="pause"
+        )
+        return result
+
+    async with dbos.launched():
+        with SetWorkflowID(workflow_id):
+            handle = await dbos.start_workflow(checkout)
+        executor = executor_of(dbos)
+        await wait_until(lambda: workflow_id not in executor.local, timeout=HANG_GUARD)
+        assert (await dbos.get_workflow_status(workflow_id)).status == "PAUSED"  # type: ignore[union-attr]
+        fixed[0] = True
+        assert await dbos.unpause_workflow(workflow_id) is True
+        with trio.fail_after(HANG_GUARD):
+            assert await handle.get_result() == "charged"
+        with pytest.raises(DBOSInvalidArgumentError, match="on_exhausted must be one of"):
+            await dbos.run_step(charge, on_exhausted="explode")  # type: ignore[arg-type]
+
+
 def test_a_bad_on_exhausted_is_refused_at_decoration(make_dbos: Callable[..., DBOS]) -> None:
     dbos = make_dbos()
     with pytest.raises(DBOSInvalidArgumentError, match="on_exhausted must be one of"):

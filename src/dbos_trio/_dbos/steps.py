@@ -18,6 +18,7 @@ import trio
 from dbos_trio._core import validate
 from dbos_trio._core.retry import MAX_RETRY_INTERVAL_SECONDS, RetryPolicy
 from dbos_trio._dbos.base import DBOSBase
+from dbos_trio._engine.workflows.pausing import OnExhausted, check_on_exhausted
 from dbos_trio._engine.workflows.step import ShouldRetry, StepOptions, run_step
 from dbos_trio._engine.workflows.step_status import StepStatus, current_step_status
 from dbos_trio.errors import DBOSArgumentTypeError, DBOSException, DBOSInvalidArgumentError
@@ -63,12 +64,14 @@ class Steps(DBOSBase):
         max_interval_seconds: float = MAX_RETRY_INTERVAL_SECONDS,
         should_retry: ShouldRetry | None = None,
         timeout_seconds: float | None = None,
+        on_exhausted: OnExhausted = "fail",
     ) -> Coroutine[Any, Any, Any]:
         """Run ``fn(*args)`` as a checkpointed step named ``name`` (default: its
-        ``__qualname__``) with the options of :meth:`step`; in a workflow body its value or
-        final error is recorded and replayed, elsewhere it is a plain call. ``async def``
-        callables run in the calling task, plain ones in a worker thread. Bad options raise
-        at the call; cancellation while it runs records nothing."""
+        ``__qualname__``) with the options of :meth:`step` (``on_exhausted="pause"``
+        included); in a workflow body its value or final error is recorded and replayed,
+        elsewhere it is a plain call. ``async def`` callables run in the calling task,
+        plain ones in a worker thread. Bad options raise at the call; cancellation while it
+        runs records nothing."""
         if not callable(fn):
             raise DBOSArgumentTypeError(f"run_step needs a callable, not {type(fn).__name__}")
         validate.optional_text(name, "step name")
@@ -79,6 +82,7 @@ class Steps(DBOSBase):
             raise DBOSInvalidArgumentError(f"backoff_rate must be > 0, not {backoff_rate!r}")
         validate.seconds(max_interval_seconds, "max_interval_seconds")
         check_step_timeout(timeout_seconds)
+        exhausted = check_on_exhausted(on_exhausted)
         if should_retry is not None and not callable(should_retry):
             raise DBOSArgumentTypeError(f"should_retry must be callable, not {should_retry!r}")
         is_async = _is_async(fn)
@@ -93,6 +97,7 @@ class Steps(DBOSBase):
             ),
             should_retry=should_retry,
             timeout_seconds=timeout_seconds,
+            on_exhausted=exhausted,
         )
         if not trio.lowlevel.in_trio_task():
             raise DBOSException("run_step must be called from a Trio task, not a worker thread")
