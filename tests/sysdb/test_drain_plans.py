@@ -20,9 +20,10 @@ import psycopg
 import pytest
 
 from dbos_trio._sysdb.postgres.backend import claim_statement, statement_text
-from dbos_trio._sysdb.records import TURN_HEAD, TURN_TOKEN
+from dbos_trio._sysdb.rows import claim_params
 
 from support.backends import backend_of, execute
+from support.sysdb_records import claim_request
 
 APP = "plans"
 
@@ -84,28 +85,10 @@ def update_scan(plan: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_the_claim_updates_its_rows_found_by_primary_key(url: str) -> None:
-    params = {
-        "queue_name": "q",
-        "partition_key": None,
-        "owner_xid": "token",
-        "executor_id": "me",
-        "application_version": "v1",
-        "application_name": APP,
-        "runs_latest_version": True,
-        "workflow_names": ["noop"],
-        "now": 1,
-        "local_budget": 16,
-        "global_concurrency": None,
-        "rate_limit_max": None,
-        "rate_limit_period_ms": None,
-        "partition_concurrency": None,
-        "partition_rate_limit_max": None,
-        "partition_rate_limit_period_ms": None,
-        "rate_limited": False,
-        "turn_window_ms": None,
-        "turn_token": TURN_TOKEN,
-        "turn_head": TURN_HEAD,
-    }
+    request = claim_request(
+        "q", workflow_names=("noop",), application_name=APP, local_budget=16, now_ms=1
+    )
+    params = claim_params(request)
     scan = update_scan(
         plan_of(url, claim_statement("dbos", consistent=False, partitioned=False), params)
     )
