@@ -38,13 +38,14 @@ from dbos_trio._client.base import ClientBase, ClientWorkflowHandle
 from dbos_trio._client.options import EnqueueOptions, SerializationChoice, payload_format
 from dbos_trio._client.rows import stored_row
 from dbos_trio._core import validate
+from dbos_trio._core.statuses import ENQUEUED
 from dbos_trio._engine.state import Runtime
 from dbos_trio._engine.workflows.start import check_same_workflow
 from dbos_trio._ops import messages as messaging
 from dbos_trio._ops.messages import SEND, SEND_BULK, SendMessage
 from dbos_trio._sysdb.postgres.backend import PostgresSystemDatabase, statement_text
 from dbos_trio._sysdb.rows import init_result, new_workflow_params
-from dbos_trio._sysdb.wakeups import enqueue_announcement
+from dbos_trio._sysdb.wakeups import QUEUE_CHANNEL, enqueue_announcement
 from dbos_trio.errors import (
     DBOSArgumentTypeError,
     DBOSException,
@@ -82,8 +83,14 @@ class ClientTransactional(ClientBase):
             )
         new = await stored_row(runtime, options, args, kwargs)
         sql = statement_text(schema, "init_workflow")
+        params = new_workflow_params(new, None)
+        pushes = _pushes(runtime)
+        if pushes and new.status == ENQUEUED:
+            # The insert NOTIFYs its queue itself (init_workflow's notify_channel), in the
+            # caller's transaction: delivered at commit, dropped with a rollback.
+            params["notify_channel"] = QUEUE_CHANNEL
         try:
-            row = await _fetch_one(conn, sql, new_workflow_params(new, None))
+            row = await _fetch_one(conn, sql, params)
         except psycopg.errors.UniqueViolation:
             if not new.deduplication_id:
                 raise
@@ -97,9 +104,10 @@ class ClientTransactional(ClientBase):
             new.workflow_id, init, options.workflow_name, options.class_name, options.instance_name
         )
         announcement = enqueue_announcement(new.queue_name or "", new.status)
-        if init.created and announcement is not None and _pushes(runtime):
-            # In the caller's transaction: PostgreSQL delivers it at commit, and drops it
-            # with a rollback, so no worker is woken for a row that never existed.
+        notified = len(row) > 11 and bool(row[11])  # by the insert itself, as above
+        if init.created and announcement is not None and pushes and not notified:
+            # A DELAYED row's: in the caller's transaction too, so PostgreSQL delivers it
+            # at commit and drops it with a rollback (no wake-up for a row that never was).
             _, channel, payload = announcement
             notify = statement_text(schema, "notify_batch")
             await _fetch(conn, notify, {"channel": channel, "payloads": [payload]})
