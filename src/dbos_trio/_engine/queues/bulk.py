@@ -257,19 +257,19 @@ def plan_queue_rows(
         try:
             shape = call_shape(registered, call.args)
             template = plan.template
-            if (
+            # A plain call like the template's shares its checked options and placement.
+            plain = (
                 template is not None
                 and not has_own_options(call)
                 and (shape.class_name, shape.config_name)
                 == (template.class_name, template.config_name)
-            ):
-                inputs = encode_inputs(
-                    executor, registered.name, shape.args, dict(call.kwargs), fmt
-                )
+            )
+            if not plain:
+                check_enqueue(queue_name, config, options)
+            inputs = encode_inputs(executor, registered.name, shape.args, dict(call.kwargs), fmt)
+            if plain:
                 plan.add_plain(index, call.workflow_id or random_uuid(), inputs)
                 continue
-            check_enqueue(queue_name, config, options)
-            inputs = encode_inputs(executor, registered.name, shape.args, dict(call.kwargs), fmt)
             placement = placement_for(queue_name, options)
         except DBOSException as error:
             raise DBOSInvalidArgumentError(f"enqueue_many row {index}: {error.message}") from error
