@@ -44,7 +44,7 @@ from dbos_trio._engine.workflows.start import check_same_workflow
 from dbos_trio._ops import messages as messaging
 from dbos_trio._ops.messages import SEND, SEND_BULK, SendMessage
 from dbos_trio._sysdb.postgres.backend import PostgresSystemDatabase, statement_text
-from dbos_trio._sysdb.rows import init_result, new_workflow_params
+from dbos_trio._sysdb.rows import init_result, new_workflow_params, notified_itself
 from dbos_trio._sysdb.wakeups import QUEUE_CHANNEL, enqueue_announcement
 from dbos_trio.errors import (
     DBOSArgumentTypeError,
@@ -104,8 +104,7 @@ class ClientTransactional(ClientBase):
             new.workflow_id, init, options.workflow_name, options.class_name, options.instance_name
         )
         announcement = enqueue_announcement(new.queue_name or "", new.status)
-        notified = len(row) > 11 and bool(row[11])  # by the insert itself, as above
-        if init.created and announcement is not None and pushes and not notified:
+        if init.created and announcement is not None and pushes and not notified_itself(row):
             # A DELAYED row's: in the caller's transaction too, so PostgreSQL delivers it
             # at commit and drops it with a rollback (no wake-up for a row that never was).
             _, channel, payload = announcement

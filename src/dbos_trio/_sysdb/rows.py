@@ -297,6 +297,12 @@ def init_result(row: Sequence[Any]) -> InitResult:
     )
 
 
+def notified_itself(row: Sequence[Any]) -> bool:
+    """Whether an ``init_workflow`` row says its statement NOTIFYed the new row's queue
+    (PostgreSQL's, with a ``notify_channel``: a twelfth column; SQLite's has none)."""
+    return len(row) > 11 and bool(row[11])
+
+
 def claimed_workflow(row: Sequence[Any]) -> ClaimedWorkflow:
     """A claimed row from (workflow_uuid, name, class_name, config_name, inputs,
     serialization, deadline, recovery_attempts, queue_name, partition key, priority,

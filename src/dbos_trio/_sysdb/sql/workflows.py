@@ -30,6 +30,7 @@ from dbos_trio._sysdb.records import (
 from dbos_trio._sysdb.rows import (
     init_result,
     new_workflow_params,
+    notified_itself,
     outcome_params,
     recorded_step,
     step_params,
@@ -89,11 +90,8 @@ class WorkflowOperations(StepBatchOperations):
             await self._raise_lost_ownership(parent.workflow_id, parent.owner_xid)
         result = init_result(row)
         if result.created and new.queue_name is not None:
-            # A twelfth column, where the statement has one, says it NOTIFYed the queue
-            # itself (PostgreSQL's, on the notifier's leading edge).
-            self._announce_enqueued(
-                new.queue_name, new.status, sent=len(row) > 11 and bool(row[11])
-            )
+            # PostgreSQL's statement NOTIFYs on the notifier's leading edge.
+            self._announce_enqueued(new.queue_name, new.status, sent=notified_itself(row))
         return result
 
     async def load_steps(self, workflow_id: str) -> dict[int, RecordedStep]:
